@@ -1,0 +1,41 @@
+# The one list of micro-kernels and the compiler flags of each ISA level.
+#
+# Adding a kernel = one new file under src/ukernel/ + one mmla_kernel() line here. The file's base
+# name is the kernel's variant name and the name of its descriptor; the registry is generated from
+# this list, so nothing else needs editing. The ISA a kernel *requires at run time* is written only
+# in its descriptor; the flags below only say how to compile it.
+
+set(MMLA_KERNEL_SOURCES "")
+set(MMLA_KERNEL_NAMES "")
+
+# Compile flags per ISA level (the baseline needs none).
+set(MMLA_ISA_FLAGS_ref "")
+set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma)
+set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl)
+set(MMLA_ISA_FLAGS_neon "")  # Advanced SIMD is part of armv8-a
+
+# mmla_kernel(<arch> <isa> <path>): arch is x86_64, arm64 or any.
+macro(mmla_kernel arch isa path)
+  if("${arch}" STREQUAL "any" OR "${arch}" STREQUAL "${MMLA_ARCH}")
+    list(APPEND MMLA_KERNEL_SOURCES ${path})
+    get_filename_component(_name ${path} NAME_WE)
+    list(APPEND MMLA_KERNEL_NAMES ${_name})
+    if(NOT "${MMLA_ISA_FLAGS_${isa}}" STREQUAL "")
+      set_property(SOURCE ${path} APPEND PROPERTY COMPILE_OPTIONS ${MMLA_ISA_FLAGS_${isa}})
+    endif()
+  endif()
+endmacro()
+
+mmla_kernel(any    ref    src/ukernel/ref/gemm_f32_f32p_f32p_4x8__ref.cpp)
+mmla_kernel(x86_64 avx2   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_6x16__avx2_fma.cpp)
+mmla_kernel(x86_64 avx512 src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_12x32__avx512.cpp)
+mmla_kernel(arm64  neon   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_8x12__neon_fma.cpp)
+
+# The registry's list of descriptors, generated from the lines above.
+set(_decls "")
+foreach(_k ${MMLA_KERNEL_NAMES})
+  string(APPEND _decls "MMLA_KERNEL(${_k})\n")
+endforeach()
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/generated/mmla_kernel_list.inc
+  CONTENT "// Generated from cmake/kernels.cmake: one line per compiled micro-kernel.\n${_decls}")
+

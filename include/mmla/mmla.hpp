@@ -1,0 +1,82 @@
+// The C++ API: strided matrix views and mmla::gemm, over the C API (errors become mmla::Error).
+#ifndef MMLA_MMLA_HPP
+#define MMLA_MMLA_HPP
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "mmla/mmla.h"
+
+namespace mmla {
+
+// Thrown for every non-success status; status() says which.
+class Error : public std::runtime_error {
+ public:
+  Error(mmla_status status, const std::string& what) : std::runtime_error(what), status_(status) {}
+  mmla_status status() const noexcept { return status_; }
+
+ private:
+  mmla_status status_;
+};
+
+// A rows x cols matrix whose element (i, j) is data[i * row_stride + j * col_stride].
+template <class T>
+struct MatrixView {
+  T* data = nullptr;
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t row_stride = 0, col_stride = 0;
+
+  MatrixView() = default;
+  MatrixView(T* d, std::int64_t r, std::int64_t c, std::int64_t rs, std::int64_t cs)
+      : data(d), rows(r), cols(c), row_stride(rs), col_stride(cs) {}
+  // A view of non-const data converts to a view of const data.
+  template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
+  MatrixView(const MatrixView<U>& o)  // NOLINT: implicit on purpose
+      : data(o.data), rows(o.rows), cols(o.cols), row_stride(o.row_stride), col_stride(o.col_stride) {}
+
+  static MatrixView row_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld = -1) {
+    return {d, rows, cols, ld < 0 ? cols : ld, 1};
+  }
+  static MatrixView col_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld = -1) {
+    return {d, rows, cols, 1, ld < 0 ? rows : ld};
+  }
+  // The transpose, without moving data.
+  MatrixView t() const { return {data, cols, rows, col_stride, row_stride}; }
+  T& operator()(std::int64_t i, std::int64_t j) const { return data[i * row_stride + j * col_stride]; }
+};
+
+namespace detail {
+inline void check(mmla_status s) {
+  if (s != MMLA_STATUS_SUCCESS) throw Error(s, mmla_last_error());
+}
+}  // namespace detail
+
+// c = alpha * a * b + beta * c. a is m x k, b is k x n, c is m x n (views may be transposed with
+// .t()). beta == 0 writes c without reading it. Throws mmla::Error on mismatched shapes or invalid
+// views, leaving c untouched.
+inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                 MatrixView<float> c) {
+  if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT,
+                "mmla::gemm: shapes do not match: a is " + std::to_string(a.rows) + " x " +
+                    std::to_string(a.cols) + ", b is " + std::to_string(b.rows) + " x " +
+                    std::to_string(b.cols) + ", c is " + std::to_string(c.rows) + " x " +
+                    std::to_string(c.cols));
+  detail::check(mmla_sgemm_strided(c.rows, c.cols, a.cols, alpha, a.data, a.row_stride,
+                                   a.col_stride, b.data, b.row_stride, b.col_stride, beta, c.data,
+                                   c.row_stride, c.col_stride));
+}
+
+// c = a * b
+inline void gemm(MatrixView<const float> a, MatrixView<const float> b, MatrixView<float> c) {
+  gemm(1.0f, a, b, 0.0f, c);
+}
+
+inline std::string config() { return mmla_get_config(); }
+inline std::string version() { return mmla_version(); }
+
+}  // namespace mmla
+
+#endif  // MMLA_MMLA_HPP

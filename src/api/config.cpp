@@ -1,0 +1,78 @@
+// mmla_get_config(): what was detected and what was chosen, as one readable report.
+#include <sstream>
+
+#include "api/problem.hpp"
+#include "cpu/cpu.hpp"
+#include "mmla/mmla.h"
+#include "ukernel/registry.hpp"
+
+namespace {
+
+std::string kib(std::size_t bytes) {
+  return bytes >= (8u << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB";
+}
+
+std::string features_line(const mmla::cpu::Features& f) {
+  std::string s;
+  const auto add = [&s](bool on, const char* name) {
+    if (on) s += std::string(s.empty() ? "" : " ") + name;
+  };
+#if defined(__x86_64__)
+  add(f.avx2, "avx2"), add(f.fma, "fma"), add(f.avx512f, "avx512f"), add(f.avx512bw, "avx512bw");
+  add(f.avx512dq, "avx512dq"), add(f.avx512vl, "avx512vl"), add(f.avx512_bf16, "avx512_bf16");
+  add(f.avx512_vnni, "avx512_vnni"), add(f.amx_tile, "amx_tile"), add(f.amx_bf16, "amx_bf16");
+#elif defined(__aarch64__)
+  add(f.asimd, "asimd"), add(f.atomics, "atomics"), add(f.asimddp, "asimddp"), add(f.bf16, "bf16");
+  add(f.i8mm, "i8mm"), add(f.sve, "sve"), add(f.sve2, "sve2"), add(f.sme, "sme");
+#else
+  (void)f, (void)add;
+#endif
+  return s.empty() ? "(none)" : s;
+}
+
+std::string make_report() {
+  namespace cpu = mmla::cpu;
+  namespace uk = mmla::ukernel;
+  const cpu::CpuInfo& info = cpu::info();
+  std::ostringstream o;
+  o << "mmla " << mmla_version() << "\n";
+  o << "cpu: " << info.name << "\n";
+  o << "features: " << features_line(info.features) << "\n";
+#if defined(__x86_64__)
+  o << "amx: " << info.amx_note << "\n";
+#endif
+  o << "caches: L1d " << kib(info.caches.l1d) << ", L2 " << kib(info.caches.l2) << ", L3 "
+    << kib(info.caches.l3) << " (" << info.caches.source << ")\n";
+  o << "isa levels detected:";
+  for (cpu::Isa isa : cpu::levels())
+    if (cpu::detected(isa)) o << " " << cpu::name(isa);
+  o << "\n";
+  const cpu::IsaCap& cap = cpu::cap();
+  if (!cap.error.empty()) {
+    o << "MMLA_ISA: ERROR: " << cap.error << "; every GEMM call fails until it is fixed\n";
+  } else if (cap.from_env) {
+    o << "MMLA_ISA: " << cpu::name(cap.level) << " (dispatch capped at this level)\n";
+  } else {
+    o << "MMLA_ISA: not set (no cap)\n";
+  }
+  const uk::Family families[] = {uk::Family::gemm_f32_f32p_f32p};
+  for (uk::Family family : families) {
+    const mmla::api::Selection& s = mmla::api::selection(family);
+    o << "kernel " << uk::family_name(family) << ": ";
+    if (s.kernel == nullptr) {
+      o << "none (" << s.why << ")\n";
+      continue;
+    }
+    o << s.kernel->name << " [MR=" << s.kernel->mr << " NR=" << s.kernel->nr << " KR=" << s.kernel->kr
+      << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
+    o << "  why: " << s.why << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+extern "C" MMLA_API const char* mmla_get_config(void) {
+  static const std::string kReport = make_report();
+  return kReport.c_str();
+}

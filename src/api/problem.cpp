@@ -1,0 +1,151 @@
+#include "api/problem.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "cpu/cpu.hpp"
+#include "ukernel/registry.hpp"
+
+namespace mmla::api {
+namespace {
+
+thread_local std::string t_last_error;
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+bool reject(ArgError* err, int position, std::string reason) {
+  err->position = position;
+  err->reason = std::move(reason);
+  return false;
+}
+
+// The largest element offset of a rows x cols view must fit in ptrdiff_t.
+bool extent_fits(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs) {
+  std::int64_t r = 0, c = 0, sum = 0;
+  if (rows == 0 || cols == 0) return true;
+  return !__builtin_mul_overflow(rows - 1, rs, &r) && !__builtin_mul_overflow(cols - 1, cs, &c) &&
+         !__builtin_add_overflow(r, c, &sum);
+}
+
+}  // namespace
+
+mmla_status fail(mmla_status status, std::string reason) {
+  t_last_error = std::move(reason);
+  return status;
+}
+void clear_error() { t_last_error.clear(); }
+const char* last_error() { return t_last_error.c_str(); }
+
+bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+                     std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                     driver::GemmProblem* out, ArgError* err) {
+  const bool row = layout == MMLA_ROW_MAJOR;
+  if (!row && layout != MMLA_COL_MAJOR)
+    return reject(err, 1, "layout = " + str(layout) + " is neither row major (101) nor column major (102)");
+  const auto valid_trans = [](int t) { return t == MMLA_NO_TRANS || t == MMLA_TRANS || t == MMLA_CONJ_TRANS; };
+  if (!valid_trans(trans_a)) return reject(err, 2, "trans_a = " + str(trans_a) + " is not 111, 112 or 113");
+  if (!valid_trans(trans_b)) return reject(err, 3, "trans_b = " + str(trans_b) + " is not 111, 112 or 113");
+  if (m < 0) return reject(err, 4, "M = " + str(m) + " is negative");
+  if (n < 0) return reject(err, 5, "N = " + str(n) + " is negative");
+  if (k < 0) return reject(err, 6, "K = " + str(k) + " is negative");
+  const bool ta = trans_a != MMLA_NO_TRANS, tb = trans_b != MMLA_NO_TRANS;
+  // The stored shape of each operand and the minimum leading dimension that follows from it.
+  const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k;
+  const std::int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+  const std::int64_t min_lda = std::max<std::int64_t>(1, row ? a_cols : a_rows);
+  const std::int64_t min_ldb = std::max<std::int64_t>(1, row ? b_cols : b_rows);
+  const std::int64_t min_ldc = std::max<std::int64_t>(1, row ? n : m);
+  if (a == nullptr && m > 0 && k > 0) return reject(err, 8, "A is null but op(A) is " + str(m) + " x " + str(k));
+  if (lda < min_lda) return reject(err, 9, "lda = " + str(lda) + " is smaller than " + str(min_lda));
+  if (b == nullptr && k > 0 && n > 0) return reject(err, 10, "B is null but op(B) is " + str(k) + " x " + str(n));
+  if (ldb < min_ldb) return reject(err, 11, "ldb = " + str(ldb) + " is smaller than " + str(min_ldb));
+  if (c == nullptr && m > 0 && n > 0) return reject(err, 13, "C is null but C is " + str(m) + " x " + str(n));
+  if (ldc < min_ldc) return reject(err, 14, "ldc = " + str(ldc) + " is smaller than " + str(min_ldc));
+  // Element (i, j) of a stored row-major matrix is at i * ld + j, of a column-major one at
+  // i + j * ld; a transpose swaps the roles of i and j.
+  const auto strides = [row](bool trans, std::int64_t ld, std::int64_t* rs, std::int64_t* cs) {
+    const bool unit_col = row != trans;
+    *rs = unit_col ? ld : 1;
+    *cs = unit_col ? 1 : ld;
+  };
+  std::int64_t a_rs, a_cs, b_rs, b_cs;
+  strides(ta, lda, &a_rs, &a_cs);
+  strides(tb, ldb, &b_rs, &b_cs);
+  if (!extent_fits(a_rows, a_cols, row ? lda : 1, row ? 1 : lda))
+    return reject(err, 9, "A's extent overflows the address space");
+  if (!extent_fits(b_rows, b_cols, row ? ldb : 1, row ? 1 : ldb))
+    return reject(err, 11, "B's extent overflows the address space");
+  if (!extent_fits(m, n, row ? ldc : 1, row ? 1 : ldc))
+    return reject(err, 14, "C's extent overflows the address space");
+  return strided_to_problem(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, row ? ldc : 1,
+                            row ? 1 : ldc, out, err);
+}
+
+bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                        std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
+                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs,
+                        std::int64_t c_cs, driver::GemmProblem* out, ArgError* err) {
+  if (m < 0) return reject(err, 1, "m = " + str(m) + " is negative");
+  if (n < 0) return reject(err, 2, "n = " + str(n) + " is negative");
+  if (k < 0) return reject(err, 3, "k = " + str(k) + " is negative");
+  // A stride only matters along a dimension longer than 1.
+  const auto bad_stride = [](std::int64_t extent, std::int64_t stride) { return extent > 1 && stride < 1; };
+  if (a == nullptr && m > 0 && k > 0) return reject(err, 5, "A is null but A is " + str(m) + " x " + str(k));
+  if (bad_stride(m, a_rs) || bad_stride(k, a_cs) || !extent_fits(m, k, a_rs, a_cs))
+    return reject(err, 6, "A's strides (" + str(a_rs) + ", " + str(a_cs) + ") are not valid for " + str(m) + " x " + str(k));
+  if (b == nullptr && k > 0 && n > 0) return reject(err, 8, "B is null but B is " + str(k) + " x " + str(n));
+  if (bad_stride(k, b_rs) || bad_stride(n, b_cs) || !extent_fits(k, n, b_rs, b_cs))
+    return reject(err, 9, "B's strides (" + str(b_rs) + ", " + str(b_cs) + ") are not valid for " + str(k) + " x " + str(n));
+  if (c == nullptr && m > 0 && n > 0) return reject(err, 12, "C is null but C is " + str(m) + " x " + str(n));
+  if (bad_stride(m, c_rs) || bad_stride(n, c_cs) || !extent_fits(m, n, c_rs, c_cs))
+    return reject(err, 13, "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") are not valid for " + str(m) + " x " + str(n));
+
+  driver::GemmProblem& p = *out;
+  p = {};
+  p.alpha = alpha;
+  p.beta = beta;
+  // The kernels write C along unit-stride rows. A C with unit row stride is the transpose of a
+  // row-major one: C^T = B^T A^T, i.e. swap the operands and their strides.
+  const bool rows_ok = n <= 1 || c_cs == 1;
+  const bool cols_ok = m <= 1 || c_rs == 1;
+  if (rows_ok && (n <= 1 ? true : m <= 1 || c_rs >= n)) {
+    p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n);
+    p.a = a, p.a_rs = a_rs, p.a_cs = a_cs;
+    p.b = b, p.b_rs = b_rs, p.b_cs = b_cs;
+    p.ldc = static_cast<std::size_t>(m <= 1 ? std::max<std::int64_t>(n, 1) : c_rs);
+  } else if (cols_ok && (n <= 1 || c_cs >= m)) {
+    p.m = static_cast<std::size_t>(n), p.n = static_cast<std::size_t>(m);
+    p.a = b, p.a_rs = b_cs, p.a_cs = b_rs;
+    p.b = a, p.b_rs = a_cs, p.b_cs = a_rs;
+    p.ldc = static_cast<std::size_t>(n <= 1 ? std::max<std::int64_t>(m, 1) : c_cs);
+  } else {
+    return reject(err, 13, "C's strides (" + str(c_rs) + ", " + str(c_cs) +
+                               ") must be a row-major or column-major layout without overlap");
+  }
+  p.k = static_cast<std::size_t>(k);
+  p.c = c;
+  return true;
+}
+
+const Selection& selection(ukernel::Family family) {
+  // One family so far; an array indexed by Family when there are more.
+  static const Selection kF32 = [family] {
+    Selection s;
+    s.kernel = ukernel::choose(family, &s.why);
+    if (s.kernel != nullptr) s.blocking = driver::blocking_for(*s.kernel, cpu::info().caches);
+    return s;
+  }();
+  return kF32;
+}
+
+mmla_status run_sgemm(const driver::GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
+  const Selection& s = selection(ukernel::Family::gemm_f32_f32p_f32p);
+  if (s.kernel == nullptr) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, cpu::cap().error);
+  if (driver::gemm(*s.kernel, s.blocking, p) != driver::Status::ok)
+    return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
+  return MMLA_STATUS_SUCCESS;
+}
+
+}  // namespace mmla::api

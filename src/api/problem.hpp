@@ -1,0 +1,45 @@
+// Argument checking and normalisation of every public GEMM call into driver::GemmProblem, plus
+// the per-thread error message. Shared by the C, CBLAS and (through C) C++ and Python fronts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/gemm_driver.hpp"
+#include "mmla/mmla.h"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::api {
+
+// A rejected argument: its 1-based position in the CBLAS/mmla_sgemm signature and why.
+struct ArgError {
+  int position = 0;
+  std::string reason;
+};
+
+bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+                     std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                     driver::GemmProblem* out, ArgError* err);
+
+bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                        std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
+                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs,
+                        std::int64_t c_cs, driver::GemmProblem* out, ArgError* err);
+
+// The kernel and blocking used for a family, chosen once per process.
+struct Selection {
+  const ukernel::GemmKernel* kernel = nullptr;  // nullptr when MMLA_ISA is invalid
+  driver::Blocking blocking;
+  std::string why;
+};
+const Selection& selection(ukernel::Family family);
+
+// Runs a checked problem on the selected kernel; sets the last error on failure.
+mmla_status run_sgemm(const driver::GemmProblem& p);
+
+mmla_status fail(mmla_status status, std::string reason);
+void clear_error();
+const char* last_error();
+
+}  // namespace mmla::api

@@ -1,0 +1,63 @@
+// 6x16 fp32 kernel for AVX2 + FMA: 12 ymm accumulators, 2 ymm of B and a broadcast of A per
+// k-step (12 FMAs per 2 loads + 6 broadcasts), 16 ymm registers in all.
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "this file must be compiled with -mavx2 -mfma (see cmake/kernels.cmake)"
+#endif
+
+#include <immintrin.h>
+
+#include "ukernel/pack/pack_f32.hpp"
+#include "ukernel/tile_store.hpp"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+namespace {
+
+constexpr int kMr = 6, kNr = 16;
+
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
+         std::size_t ldc, float alpha, float beta) {
+  const float* ap = static_cast<const float*>(ap_v);
+  const float* bp = static_cast<const float*>(bp_v);
+  __m256 acc[kMr][2];
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (std::size_t kk = 0; kk < kp; ++kk) {
+    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+    for (int i = 0; i < kMr; ++i) {
+      const __m256 a = _mm256_broadcast_ss(ap + i);
+      acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+    }
+    ap += kMr;
+    bp += kNr;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (m == kMr && n == kNr) {
+    for (int i = 0; i < kMr; ++i) {
+      float* ci = c + i * ldc;
+      __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
+      if (beta != 0.0f) {
+        const __m256 vb = _mm256_set1_ps(beta);
+        r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);
+        r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8), r1);
+      }
+      _mm256_storeu_ps(ci, r0);
+      _mm256_storeu_ps(ci + 8, r1);
+    }
+    return;
+  }
+  float tile[kMr * kNr];
+  for (int i = 0; i < kMr; ++i) {
+    _mm256_storeu_ps(tile + i * kNr, acc[i][0]);
+    _mm256_storeu_ps(tile + i * kNr + 8, acc[i][1]);
+  }
+  store_tile_scalar(m, n, tile, kNr, c, ldc, alpha, beta);
+}
+
+}  // namespace
+
+extern const GemmKernel gemm_f32_f32p_f32p_6x16__avx2_fma{
+    "gemm_f32_f32p_f32p_6x16__avx2_fma", Family::gemm_f32_f32p_f32p, cpu::Isa::avx2, kMr, kNr, 1,
+    sizeof(float), pack_f32_r6, pack_f32_r16, run};
+
+}  // namespace mmla::ukernel

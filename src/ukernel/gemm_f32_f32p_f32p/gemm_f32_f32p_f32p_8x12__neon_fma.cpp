@@ -1,0 +1,61 @@
+// 8x12 fp32 kernel for Advanced SIMD (armv8-a): 24 q-register accumulators, 2 q of A and 3 q of B
+// per k-step, FMLA by lane (24 FMAs per 5 loads), 29 of the 32 vector registers.
+#if !defined(__ARM_NEON)
+#error "this file must be compiled for AArch64 with Advanced SIMD (see cmake/kernels.cmake)"
+#endif
+
+#include <arm_neon.h>
+
+#include "ukernel/pack/pack_f32.hpp"
+#include "ukernel/tile_store.hpp"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+namespace {
+
+constexpr int kMr = 8, kNr = 12;
+
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
+         std::size_t ldc, float alpha, float beta) {
+  const float* ap = static_cast<const float*>(ap_v);
+  const float* bp = static_cast<const float*>(bp_v);
+  float32x4_t acc[kMr][3];
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = vdupq_n_f32(0.0f);
+  for (std::size_t kk = 0; kk < kp; ++kk) {
+    const float32x4_t a0 = vld1q_f32(ap), a1 = vld1q_f32(ap + 4);
+    const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4), b2 = vld1q_f32(bp + 8);
+#define MMLA_ROW(i, a, lane)                             \
+  acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, a, lane); \
+  acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, a, lane); \
+  acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, a, lane);
+    MMLA_ROW(0, a0, 0) MMLA_ROW(1, a0, 1) MMLA_ROW(2, a0, 2) MMLA_ROW(3, a0, 3)
+    MMLA_ROW(4, a1, 0) MMLA_ROW(5, a1, 1) MMLA_ROW(6, a1, 2) MMLA_ROW(7, a1, 3)
+#undef MMLA_ROW
+    ap += kMr;
+    bp += kNr;
+  }
+  if (m == kMr && n == kNr) {
+    const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+    for (int i = 0; i < kMr; ++i) {
+      float* ci = c + i * ldc;
+      for (int j = 0; j < 3; ++j) {
+        float32x4_t r = vmulq_f32(va, acc[i][j]);
+        if (beta != 0.0f) r = vfmaq_f32(r, vb, vld1q_f32(ci + 4 * j));
+        vst1q_f32(ci + 4 * j, r);
+      }
+    }
+    return;
+  }
+  float tile[kMr * kNr];
+  for (int i = 0; i < kMr; ++i)
+    for (int j = 0; j < 3; ++j) vst1q_f32(tile + i * kNr + 4 * j, acc[i][j]);
+  store_tile_scalar(m, n, tile, kNr, c, ldc, alpha, beta);
+}
+
+}  // namespace
+
+extern const GemmKernel gemm_f32_f32p_f32p_8x12__neon_fma{
+    "gemm_f32_f32p_f32p_8x12__neon_fma", Family::gemm_f32_f32p_f32p, cpu::Isa::neon, kMr, kNr, 1,
+    sizeof(float), pack_f32_r8, pack_f32_r12, run};
+
+}  // namespace mmla::ukernel

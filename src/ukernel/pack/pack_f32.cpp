@@ -1,0 +1,55 @@
+#include "ukernel/pack/pack_f32.hpp"
+
+#include <cstring>
+
+namespace mmla::ukernel {
+namespace {
+
+// One panel of R rows (fewer at the edge: the rest is zero) by k columns, stored k-major.
+template <int R>
+void pack_panel(const float* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows,
+                std::size_t k, float* dst) {
+  if (rows == static_cast<std::size_t>(R) && s_mn == 1) {
+    for (std::size_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * R, src + kk * s_k, R * sizeof(float));
+    return;
+  }
+  if (rows < static_cast<std::size_t>(R)) std::memset(dst, 0, k * R * sizeof(float));
+  if (s_k == 1) {
+    // Source rows are contiguous along k: read each row once, scatter with stride R.
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* s = src + r * s_mn;
+      for (std::size_t kk = 0; kk < k; ++kk) dst[kk * R + r] = s[kk];
+    }
+  } else {
+    for (std::size_t kk = 0; kk < k; ++kk)
+      for (std::size_t r = 0; r < rows; ++r) dst[kk * R + r] = src[r * s_mn + kk * s_k];
+  }
+}
+
+template <int R>
+void pack(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+          void* dst_v) {
+  const float* src = static_cast<const float*>(src_v);
+  float* dst = static_cast<float*>(dst_v);
+  for (std::size_t p = 0; p < mn; p += R) {
+    const std::size_t rows = mn - p < static_cast<std::size_t>(R) ? mn - p : R;
+    pack_panel<R>(src + static_cast<std::ptrdiff_t>(p) * s_mn, s_mn, s_k, rows, k, dst + p * k);
+  }
+}
+
+}  // namespace
+
+#define MMLA_DEFINE_PACK_F32(R)                                                                \
+  void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
+                     std::size_t k, void* dst) {                                               \
+    pack<R>(src, s_mn, s_k, mn, k, dst);                                                       \
+  }
+MMLA_DEFINE_PACK_F32(4)
+MMLA_DEFINE_PACK_F32(6)
+MMLA_DEFINE_PACK_F32(8)
+MMLA_DEFINE_PACK_F32(12)
+MMLA_DEFINE_PACK_F32(16)
+MMLA_DEFINE_PACK_F32(32)
+#undef MMLA_DEFINE_PACK_F32
+
+}  // namespace mmla::ukernel

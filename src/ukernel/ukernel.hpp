@@ -1,0 +1,45 @@
+// The micro-kernel descriptor: the one place a kernel's facts (name, family, required ISA, tile,
+// packers, entry point) are written. Dispatch, tests and benchmarks all read it.
+//
+// Kernel files are compiled with ISA flags, so this header must stay free of inline functions and
+// templates: anything emitted as a weak symbol from such a file could be picked by the linker for
+// baseline code and SIGILL on an older CPU.
+#pragma once
+
+#include <cstddef>
+
+#include "cpu/cpu.hpp"
+
+namespace mmla::ukernel {
+
+enum class Family {
+  gemm_f32_f32p_f32p,  // fp32 C += fp32 packed A x fp32 packed B
+};
+
+// Packs rows [0, mn) x depth [0, k) of a strided matrix into ceil(mn / R) panels, R = MR (for A)
+// or NR (for B). Panel p holds element (p * R + r, kk) at p * R * kp + kk * R + r, where kp is k
+// rounded up to KR; rows past mn and depth past k are zero. Element (r, kk) of the source is at
+// src[r * s_mn + kk * s_k] (for B pass its column stride as s_mn).
+using PackFn = void (*)(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
+                        std::size_t k, void* dst);
+
+// C[0..m) x [0..n) = alpha * Ap * Bp + beta * C, for m <= MR, n <= NR. C is row-major with row
+// stride ldc (elements). beta == 0 writes C without reading it. kp is the packed depth (a multiple
+// of KR). Ap and Bp are one panel each, as PackFn lays them out.
+using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp,
+                       float* c, std::size_t ldc, float alpha, float beta);
+
+struct GemmKernel {
+  const char* name;  // variant name = file name = descriptor symbol
+  Family family;
+  cpu::Isa isa;  // the ISA level the CPU must have to run it
+  int mr, nr, kr;
+  std::size_t elem_size;  // bytes per packed element
+  PackFn pack_a;
+  PackFn pack_b;
+  RunFn run;
+};
+
+const char* family_name(Family family);
+
+}  // namespace mmla::ukernel
