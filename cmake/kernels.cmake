@@ -8,6 +8,13 @@
 set(MMLA_KERNEL_SOURCES "")
 set(MMLA_KERNEL_NAMES "")
 
+# ISA levels per architecture, lowest first; the tests run once under MMLA_ISA=<each>. The same
+# list is src/cpu/cpu.cpp's kLevels (a test checks that they agree).
+set(MMLA_ISA_LEVELS_x86_64 ref avx2 avx512 avx512bf16 amx)
+set(MMLA_ISA_LEVELS_arm64 ref neon dotprod bf16 i8mm sve)
+set(MMLA_ISA_LEVELS_generic ref)
+set(MMLA_ISA_LEVELS ${MMLA_ISA_LEVELS_${MMLA_ARCH}})
+
 # Compile flags per ISA level (the baseline needs none).
 set(MMLA_ISA_FLAGS_ref "")
 set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma)

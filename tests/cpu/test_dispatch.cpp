@@ -1,0 +1,137 @@
+// CPU detection, the MMLA_ISA cap and the kernel choice, as mmla_get_config() reports them.
+//
+// The suite adapts to the MMLA_ISA it runs under (CTest runs it under every level). Runners that
+// know what the (emulated) CPU is set MMLA_TEST_EXPECT_FEATURES / MMLA_TEST_EXPECT_KERNEL, and the
+// report must then say exactly that.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/problem.hpp"
+#include "cpu/cpu.hpp"
+#include "mmla/mmla.h"
+#include "ukernel/registry.hpp"
+
+namespace mmla::test {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+std::string config_line(const std::string& prefix) {
+  std::istringstream in(mmla_get_config());
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  return "<no line starting with '" + prefix + "'>";
+}
+
+std::set<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::set<std::string> out;
+  for (std::string w; in >> w;) out.insert(w);
+  return out;
+}
+
+TEST(Dispatch, LevelsMatchTheBuildList) {
+  // cmake/kernels.cmake's per-architecture list (used to run the suite per level) and cpu.cpp's
+  // list must agree.
+  std::string levels;
+  for (cpu::Isa isa : cpu::levels()) levels += std::string(levels.empty() ? "" : ",") + cpu::name(isa);
+  EXPECT_EQ(levels, MMLA_TEST_ISA_LEVELS);
+}
+
+TEST(Dispatch, ChoiceIsTheHighestUsableLevelUnderTheCap) {
+  const cpu::IsaCap& cap = cpu::cap();
+  if (!cap.error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
+  const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
+  ASSERT_NE(sel.kernel, nullptr);
+  EXPECT_TRUE(ukernel::usable(*sel.kernel));
+  EXPECT_LE(cpu::rank(sel.kernel->isa), cpu::rank(cap.level));
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    if (k->family == sel.kernel->family && ukernel::usable(*k)) {
+      EXPECT_LE(cpu::rank(k->isa), cpu::rank(sel.kernel->isa)) << k->name << " is usable and preferred";
+    }
+  // The report names it.
+  EXPECT_EQ(config_line("kernel gemm_f32_f32p_f32p: ").rfind(sel.kernel->name, 0), 0u) << mmla_get_config();
+  if (!env("MMLA_ISA").empty()) {
+    EXPECT_EQ(cpu::name(cap.level), env("MMLA_ISA"));
+    EXPECT_NE(config_line("MMLA_ISA: ").find(env("MMLA_ISA")), std::string::npos);
+  }
+}
+
+TEST(Dispatch, ExpectedKernelAndFeatures) {
+  const std::string kernel = env("MMLA_TEST_EXPECT_KERNEL"), features = env("MMLA_TEST_EXPECT_FEATURES");
+  if (kernel.empty() && features.empty()) GTEST_SKIP() << "no expectation given by the runner";
+  if (!kernel.empty()) {
+    EXPECT_EQ(config_line("kernel gemm_f32_f32p_f32p: ").rfind(kernel + " ", 0), 0u) << mmla_get_config();
+  }
+  if (!features.empty()) {
+    EXPECT_EQ(words(config_line("features: ")), words(features)) << mmla_get_config();
+  }
+}
+
+#if defined(__x86_64__)
+TEST(Dispatch, X86FeaturesAgreeWithProcCpuinfo) {
+  // The kernel's view of the CPU, independent of our CPUID code.
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(f, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = line.substr(line.find(':') + 1);
+      break;
+    }
+  if (flags.empty()) GTEST_SKIP() << "/proc/cpuinfo has no flags line";
+  const std::set<std::string> have = words(flags);
+  const cpu::Features& ft = cpu::info().features;
+  const std::pair<const char*, bool> checks[] = {
+      {"avx2", ft.avx2},           {"fma", ft.fma},           {"avx512f", ft.avx512f},
+      {"avx512bw", ft.avx512bw},   {"avx512dq", ft.avx512dq}, {"avx512vl", ft.avx512vl},
+      {"avx512_bf16", ft.avx512_bf16}, {"avx512_vnni", ft.avx512_vnni},
+  };
+  for (const auto& [name, detected] : checks) EXPECT_EQ(have.count(name) == 1, detected) << name;
+  // AMX additionally needs the permission; detected implies the kernel advertises it.
+  if (ft.amx_tile) {
+    EXPECT_EQ(have.count("amx_tile"), 1u);
+  }
+  if (ft.amx_bf16) {
+    EXPECT_EQ(have.count("amx_bf16"), 1u);
+  }
+}
+#endif
+
+TEST(Dispatch, CacheSizesArePlausible) {
+  const cpu::CacheSizes& c = cpu::info().caches;
+  EXPECT_GE(c.l1d, 4u << 10);
+  EXPECT_GE(c.l2, c.l1d);
+  EXPECT_GE(c.l3, 1u << 10);
+  EXPECT_NE(config_line("caches: "), "");
+}
+
+TEST(Dispatch, InvalidIsaIsAnError) {
+  if (cpu::cap().error.empty()) {
+    // A valid run: the parser itself must still reject what is not a level of this build.
+    cpu::Isa out;
+    EXPECT_FALSE(cpu::parse("avx1024", &out));
+    EXPECT_FALSE(cpu::parse("", &out));
+    EXPECT_FALSE(cpu::parse(cpu::levels().back() == cpu::Isa::amx ? "neon" : "avx2", &out));
+    EXPECT_TRUE(cpu::parse("ref", &out));
+    return;
+  }
+  // MMLA_ISA is set to something unknown: every call fails cleanly, the report says why.
+  EXPECT_NE(std::string(mmla_get_config()).find("MMLA_ISA: ERROR"), std::string::npos);
+  float a[4] = {1, 1, 1, 1}, b[4] = {1, 1, 1, 1}, c[4] = {3, 3, 3, 3};
+  EXPECT_EQ(MMLA_STATUS_INVALID_ENVIRONMENT,
+            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2));
+  EXPECT_NE(std::string(mmla_last_error()).find("MMLA_ISA="), std::string::npos);
+  for (float v : c) EXPECT_EQ(v, 3.0f);
+}
+
+}  // namespace
+}  // namespace mmla::test

@@ -1,0 +1,103 @@
+// Test support: deterministic random matrices, a double-precision reference GEMM and an error
+// bound derived from k and fp32's unit roundoff.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <vector>
+
+namespace mmla::test {
+
+inline constexpr double kUnitRoundoffF32 = 0x1p-24;
+
+// A strided view over a vector the test owns; element (i, j) at data[i * rs + j * cs].
+struct Strided {
+  std::vector<float> data;
+  std::int64_t rows = 0, cols = 0, rs = 0, cs = 0;
+  float& at(std::int64_t i, std::int64_t j) { return data[static_cast<std::size_t>(i * rs + j * cs)]; }
+  float at(std::int64_t i, std::int64_t j) const { return data[static_cast<std::size_t>(i * rs + j * cs)]; }
+};
+
+// rows x cols with the given layout and extra padding of the leading dimension; unused slots hold
+// `fill` so that reading them would show.
+inline Strided make_matrix(std::int64_t rows, std::int64_t cols, bool row_major, std::int64_t pad,
+                           std::uint32_t seed, float fill = std::numeric_limits<float>::quiet_NaN()) {
+  Strided m;
+  m.rows = rows, m.cols = cols;
+  const std::int64_t ld = (row_major ? cols : rows) + pad;
+  m.rs = row_major ? ld : 1;
+  m.cs = row_major ? 1 : ld;
+  const std::int64_t outer = row_major ? rows : cols;
+  m.data.assign(static_cast<std::size_t>(std::max<std::int64_t>(outer * ld, 1)), fill);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) m.at(i, j) = dist(gen);
+  return m;
+}
+
+// Expected C and, per element, the scale its rounding error is bounded by:
+// |alpha| * sum_p |a_ip b_pj| + |beta c_ij|.
+struct Reference {
+  std::vector<double> value, scale;
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+template <class A, class B, class C>
+Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const A& a,
+                         const B& b, float beta, const C& c0) {
+  Reference r;
+  r.m = m, r.n = n, r.k = k;
+  r.value.assign(static_cast<std::size_t>(m * n), 0.0);
+  r.scale.assign(static_cast<std::size_t>(m * n), 0.0);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0, abs_s = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double t = static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
+        s += t;
+        abs_s += std::abs(t);
+      }
+      double v = static_cast<double>(alpha) * s;
+      double sc = std::abs(static_cast<double>(alpha)) * abs_s;
+      if (beta != 0.0f) {  // beta == 0: C is not read (BLAS)
+        v += static_cast<double>(beta) * static_cast<double>(c0(i, j));
+        sc += std::abs(static_cast<double>(beta) * static_cast<double>(c0(i, j)));
+      }
+      r.value[static_cast<std::size_t>(i * n + j)] = v;
+      r.scale[static_cast<std::size_t>(i * n + j)] = sc;
+    }
+  }
+  return r;
+}
+
+// Any summation order of k products in fp32 errs by at most about (k + 1) u times the absolute
+// sum; alpha and beta add three more roundings. The bound is that, with 1% headroom for the
+// second-order term — no fixed tolerance.
+inline double fp32_bound_factor(std::int64_t k) { return 1.01 * static_cast<double>(k + 4) * kUnitRoundoffF32; }
+
+template <class C>
+::testing::AssertionResult matches(const Reference& r, const C& c, double bound_factor) {
+  for (std::int64_t i = 0; i < r.m; ++i) {
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const std::size_t idx = static_cast<std::size_t>(i * r.n + j);
+      const double got = static_cast<double>(c(i, j));
+      const double err = std::abs(got - r.value[idx]);
+      const double allowed = bound_factor * r.scale[idx];
+      if (!(err <= allowed)) {  // also catches NaN
+        std::ostringstream o;
+        o << "C(" << i << ", " << j << ") = " << got << ", expected " << r.value[idx] << " (error " << err
+          << " > bound " << allowed << ")";
+        return ::testing::AssertionFailure() << o.str();
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace mmla::test

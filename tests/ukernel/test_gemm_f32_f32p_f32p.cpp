@@ -1,0 +1,108 @@
+// Every registered gemm_f32_f32p_f32p kernel the CPU can run, against the double reference: all
+// tile sizes m <= MR, n <= NR, depths around KR, written as a sub-tile of a larger C whose other
+// elements must stay untouched.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/reference.hpp"
+#include "ukernel/registry.hpp"
+
+namespace mmla::test {
+namespace {
+
+using ukernel::GemmKernel;
+
+std::vector<const GemmKernel*> family_kernels() {
+  std::vector<const GemmKernel*> out;
+  for (const GemmKernel* k : ukernel::all_kernels())
+    if (k->family == ukernel::Family::gemm_f32_f32p_f32p) out.push_back(k);
+  return out;
+}
+
+class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
+ protected:
+  void SetUp() override {
+    if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable on this CPU/MMLA_ISA";
+  }
+};
+
+// One call of the kernel on an m x n tile of depth k, C a sub-tile at (1, 2) of a larger matrix.
+void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta) {
+  const std::size_t mr = kn.mr, nr = kn.nr, kr = kn.kr;
+  const std::size_t kp = (k + kr - 1) / kr * kr;
+  const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
+  const Strided a = make_matrix(static_cast<std::int64_t>(m), static_cast<std::int64_t>(k), true, 0, seed);
+  const Strided b = make_matrix(static_cast<std::int64_t>(k), static_cast<std::int64_t>(n), true, 0, seed + 1);
+  std::vector<float> ap(mr * kp), bp(nr * kp);
+  kn.pack_a(a.data.data(), a.rs, a.cs, m, k, ap.data());
+  kn.pack_b(b.data.data(), b.cs, b.rs, n, k, bp.data());
+
+  const std::size_t ldc = n + 5, rows = m + 3;
+  Strided c = make_matrix(static_cast<std::int64_t>(rows), static_cast<std::int64_t>(ldc), true, 0, seed + 2);
+  float* const tile = c.data.data() + 1 * ldc + 2;
+  if (beta == 0.0f)  // beta == 0 must not read C: poison the tile
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) tile[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+  const Strided before = c;
+
+  kn.run(m, n, kp, ap.data(), bp.data(), tile, ldc, alpha, beta);
+
+  const auto c0 = [&](std::int64_t i, std::int64_t j) { return before.at(i + 1, j + 2); };
+  const Reference r = reference_gemm(
+      static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k), alpha,
+      [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+      [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta, c0);
+  const auto got = [&](std::int64_t i, std::int64_t j) { return c.at(i + 1, j + 2); };
+  ASSERT_TRUE(matches(r, got, fp32_bound_factor(static_cast<std::int64_t>(k))))
+      << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta;
+  // Nothing outside the tile changed (bitwise, NaN-safe).
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < ldc; ++j) {
+      const bool inside = i >= 1 && i < 1 + m && j >= 2 && j < 2 + n;
+      if (!inside) {
+        ASSERT_EQ(0, std::memcmp(&c.data[i * ldc + j], &before.data[i * ldc + j], sizeof(float)))
+            << kn.name << " wrote outside its tile at (" << i << ", " << j << ")";
+      }
+    }
+}
+
+TEST_P(GemmF32Kernel, EveryTileShape) {
+  const GemmKernel& kn = *GetParam();
+  const std::size_t kr = kn.kr;
+  std::vector<std::size_t> depths = {1, kr, kr + 1, 67};
+  if (kr > 1) depths.push_back(kr - 1);
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t n = 1; n <= static_cast<std::size_t>(kn.nr); ++n)
+      for (std::size_t k : depths)
+        for (float beta : {0.0f, -0.75f}) {
+          run_tile(kn, m, n, k, 1.0f, beta);
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST_P(GemmF32Kernel, AlphaAndLongDepth) {
+  const GemmKernel& kn = *GetParam();
+  for (float alpha : {0.5f, -2.0f})
+    for (float beta : {0.0f, 1.0f, 0.25f}) {
+      run_tile(kn, kn.mr, kn.nr, 373, alpha, beta);
+      run_tile(kn, kn.mr - 1, kn.nr - 1, 373, alpha, beta);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(GemmF32KernelRegistry, FamilyHasAPortableKernel) {
+  bool has_ref = false;
+  for (const GemmKernel* k : family_kernels()) has_ref |= k->isa == cpu::Isa::ref;
+  EXPECT_TRUE(has_ref) << "every family needs a reference kernel to fall back on";
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, GemmF32Kernel, ::testing::ValuesIn(family_kernels()),
+                         [](const ::testing::TestParamInfo<const GemmKernel*>& info) {
+                           return std::string(info.param->name);
+                         });
+
+}  // namespace
+}  // namespace mmla::test
