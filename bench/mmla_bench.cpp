@@ -41,7 +41,8 @@ const char kUsage[] =
     "\n"
     "  --shapes FILE       read shapes from FILE ('M N K' per line, '#' starts a comment)\n"
     "  --shape MxNxK       add one shape, e.g. --shape 128x768x3072\n"
-    "                      (default: " MMLA_BENCH_SHAPES_DIR "/squares.txt and inference.txt)\n"
+    "                      (default: " MMLA_BENCH_SHAPES_DIR
+    "/squares.txt and inference.txt)\n"
     "  --quick             a few small shapes (unless shapes are given) and --min-time 0.05\n"
     "  --reps N            at least N timed runs per shape (default 5)\n"
     "  --min-time SECONDS  at least this much timed time per shape (default 0.3)\n"
@@ -126,9 +127,8 @@ void read_shapes_file(const std::string& path, std::vector<Shape>* shapes) {
     Shape s{};
     if (tokens.size() != 3 || !parse_dim(tokens[0], &s.m) || !parse_dim(tokens[1], &s.n) ||
         !parse_dim(tokens[2], &s.k)) {
-      throw UsageError{path + ":" + std::to_string(line_no) +
-                           ": expected 'M N K' (three integers in 1.." + std::to_string(kMaxDim) +
-                           "), got '" + line + "'",
+      throw UsageError{path + ":" + std::to_string(line_no) + ": expected 'M N K' (three integers in 1.." +
+                           std::to_string(kMaxDim) + "), got '" + line + "'",
                        false};
     }
     shapes->push_back(s);
@@ -266,8 +266,8 @@ void fill(float* p, int64_t count, uint64_t seed) {
 }
 
 void sgemm_or_die(const Shape& s, const float* a, const float* b, float* c) {
-  const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, s.m, s.n, s.k, 1.0f,
-                                    a, s.k, b, s.n, 0.0f, c, s.n);
+  const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, s.m, s.n, s.k, 1.0f, a, s.k,
+                                    b, s.n, 0.0f, c, s.n);
   if (st != MMLA_STATUS_SUCCESS) {
     std::fprintf(stderr, "mmla-bench: mmla_sgemm(%lldx%lldx%lld) failed: %s: %s\n",
                  static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
@@ -423,8 +423,9 @@ std::string to_json(const std::vector<Result>& results) {
     j += ", \"gflops_max\": " + json_number(gflops(r.shape, r.min_s));
     j += ", \"reps\": " + std::to_string(r.reps);
     if (r.checked)
-      j += ", \"check\": {\"max_err\": " + json_number(r.check.max_err) + ", \"bound\": " +
-           json_number(r.check.bound) + ", \"pass\": " + (r.check.pass ? "true" : "false") + "}";
+      j += ", \"check\": {\"max_err\": " + json_number(r.check.max_err) +
+           ", \"bound\": " + json_number(r.check.bound) + ", \"pass\": " + (r.check.pass ? "true" : "false") +
+           "}";
     j += "}";
   }
   return j + (results.empty() ? "]\n}\n" : "\n  ]\n}\n");

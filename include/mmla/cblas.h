@@ -23,10 +23,9 @@ typedef enum CBLAS_ORDER CBLAS_LAYOUT;
  * ("** On entry to cblas_sgemm parameter number N had an illegal value") to stderr and return
  * without touching C. */
 MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                                const enum CBLAS_TRANSPOSE TransB, const int M, const int N,
-                                const int K, const float alpha, const float *A, const int lda,
-                                const float *B, const int ldb, const float beta, float *C,
-                                const int ldc);
+                                const enum CBLAS_TRANSPOSE TransB, const int M, const int N, const int K,
+                                const float alpha, const float* A, const int lda, const float* B,
+                                const int ldb, const float beta, float* C, const int ldc);
 
 #ifdef __cplusplus
 }

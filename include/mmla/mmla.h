@@ -17,7 +17,7 @@ extern "C" {
 
 typedef enum mmla_status {
   MMLA_STATUS_SUCCESS = 0,
-  MMLA_STATUS_INVALID_ARGUMENT = 1, /* a size, stride, pointer or enum is not valid */
+  MMLA_STATUS_INVALID_ARGUMENT = 1,    /* a size, stride, pointer or enum is not valid */
   MMLA_STATUS_INVALID_ENVIRONMENT = 2, /* an MMLA_* environment variable has a value mmla rejects */
   MMLA_STATUS_OUT_OF_MEMORY = 3,
   MMLA_STATUS_INTERNAL_ERROR = 4
@@ -34,33 +34,31 @@ typedef enum mmla_transpose {
 /* C = alpha * op(A) * op(B) + beta * C, with BLAS semantics: op(A) is m x k, op(B) is k x n, C is
  * m x n; lda/ldb/ldc are leading dimensions in elements. beta == 0 writes C without reading it;
  * alpha == 0 or k == 0 only scales C. On any error C is not touched. */
-MMLA_API mmla_status mmla_sgemm(mmla_layout layout, mmla_transpose trans_a, mmla_transpose trans_b,
-                                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                                int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                                int64_t ldc);
+MMLA_API mmla_status mmla_sgemm(mmla_layout layout, mmla_transpose trans_a, mmla_transpose trans_b, int64_t m,
+                                int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 /* The same product on strided views: element (i, j) of A is a[i * a_row_stride + j * a_col_stride]
  * (A is m x k, B is k x n, C is m x n, already transposed as needed). Strides are in elements and
  * must be >= 1 along any dimension longer than 1; C must have a unit stride in one dimension and
  * must not overlap itself. */
-MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float alpha,
-                                        const float *a, int64_t a_row_stride,
-                                        int64_t a_col_stride, const float *b,
-                                        int64_t b_row_stride, int64_t b_col_stride, float beta,
-                                        float *c, int64_t c_row_stride, int64_t c_col_stride);
+MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                                        int64_t a_row_stride, int64_t a_col_stride, const float* b,
+                                        int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
+                                        int64_t c_row_stride, int64_t c_col_stride);
 
 /* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap and
  * the kernel chosen for each family with the reason. The string lives for the whole process. */
-MMLA_API const char *mmla_get_config(void);
+MMLA_API const char* mmla_get_config(void);
 
 /* "MAJOR.MINOR.PATCH" */
-MMLA_API const char *mmla_version(void);
+MMLA_API const char* mmla_version(void);
 
 /* A short name for a status code. */
-MMLA_API const char *mmla_status_string(mmla_status status);
+MMLA_API const char* mmla_status_string(mmla_status status);
 
 /* The reason for the last non-success status returned on the calling thread ("" if none). */
-MMLA_API const char *mmla_last_error(void);
+MMLA_API const char* mmla_last_error(void);
 
 #ifdef __cplusplus
 }

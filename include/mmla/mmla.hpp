@@ -59,14 +59,13 @@ inline void check(mmla_status s) {
 inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                  MatrixView<float> c) {
   if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
-    throw Error(MMLA_STATUS_INVALID_ARGUMENT,
-                "mmla::gemm: shapes do not match: a is " + std::to_string(a.rows) + " x " +
-                    std::to_string(a.cols) + ", b is " + std::to_string(b.rows) + " x " +
-                    std::to_string(b.cols) + ", c is " + std::to_string(c.rows) + " x " +
-                    std::to_string(c.cols));
-  detail::check(mmla_sgemm_strided(c.rows, c.cols, a.cols, alpha, a.data, a.row_stride,
-                                   a.col_stride, b.data, b.row_stride, b.col_stride, beta, c.data,
-                                   c.row_stride, c.col_stride));
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
+                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                                                  ", b is " + std::to_string(b.rows) + " x " +
+                                                  std::to_string(b.cols) + ", c is " +
+                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  detail::check(mmla_sgemm_strided(c.rows, c.cols, a.cols, alpha, a.data, a.row_stride, a.col_stride, b.data,
+                                   b.row_stride, b.col_stride, beta, c.data, c.row_stride, c.col_stride));
 }
 
 // c = a * b

@@ -7,30 +7,28 @@ using mmla::api::ArgError;
 namespace {
 mmla_status argument_error(const char* function, const ArgError& err) {
   return mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT, std::string(function) + ": argument " +
-                                                          std::to_string(err.position) + ": " + err.reason);
+                                                           std::to_string(err.position) + ": " + err.reason);
 }
 }  // namespace
 
 extern "C" {
 
-MMLA_API mmla_status mmla_sgemm(mmla_layout layout, mmla_transpose trans_a, mmla_transpose trans_b,
-                                int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                                int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                                int64_t ldc) {
+MMLA_API mmla_status mmla_sgemm(mmla_layout layout, mmla_transpose trans_a, mmla_transpose trans_b, int64_t m,
+                                int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   mmla::api::clear_error();
   mmla::driver::GemmProblem p;
   ArgError err;
-  if (!mmla::api::blas_to_problem(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                                  ldc, &p, &err))
+  if (!mmla::api::blas_to_problem(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &p,
+                                  &err))
     return argument_error("mmla_sgemm", err);
   return mmla::api::run_sgemm(p);
 }
 
-MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float alpha,
-                                        const float* a, int64_t a_row_stride,
-                                        int64_t a_col_stride, const float* b,
-                                        int64_t b_row_stride, int64_t b_col_stride, float beta,
-                                        float* c, int64_t c_row_stride, int64_t c_col_stride) {
+MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                                        int64_t a_row_stride, int64_t a_col_stride, const float* b,
+                                        int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
+                                        int64_t c_row_stride, int64_t c_col_stride) {
   mmla::api::clear_error();
   mmla::driver::GemmProblem p;
   ArgError err;

@@ -8,18 +8,18 @@
 extern "C" {
 
 MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                                const enum CBLAS_TRANSPOSE TransB, const int M, const int N,
-                                const int K, const float alpha, const float* A, const int lda,
-                                const float* B, const int ldb, const float beta, float* C,
-                                const int ldc) {
+                                const enum CBLAS_TRANSPOSE TransB, const int M, const int N, const int K,
+                                const float alpha, const float* A, const int lda, const float* B,
+                                const int ldb, const float beta, float* C, const int ldc) {
   mmla::api::clear_error();
   mmla::driver::GemmProblem p;
   mmla::api::ArgError err;
-  if (!mmla::api::blas_to_problem(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                  ldc, &p, &err)) {
+  if (!mmla::api::blas_to_problem(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p,
+                                  &err)) {
     std::fprintf(stderr, "Parameter %d to routine cblas_sgemm was incorrect (%s)\n", err.position,
                  err.reason.c_str());
-    mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT, "cblas_sgemm: argument " + std::to_string(err.position) + ": " + err.reason);
+    mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT,
+                    "cblas_sgemm: argument " + std::to_string(err.position) + ": " + err.reason);
     return;
   }
   if (mmla::api::run_sgemm(p) != MMLA_STATUS_SUCCESS)

@@ -36,14 +36,15 @@ mmla_status fail(mmla_status status, std::string reason) {
 void clear_error() { t_last_error.clear(); }
 const char* last_error() { return t_last_error.c_str(); }
 
-bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n,
-                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
-                     std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-                     driver::GemmProblem* out, ArgError* err) {
+bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                     float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                     float beta, float* c, std::int64_t ldc, driver::GemmProblem* out, ArgError* err) {
   const bool row = layout == MMLA_ROW_MAJOR;
   if (!row && layout != MMLA_COL_MAJOR)
     return reject(err, 1, "layout = " + str(layout) + " is neither row major (101) nor column major (102)");
-  const auto valid_trans = [](int t) { return t == MMLA_NO_TRANS || t == MMLA_TRANS || t == MMLA_CONJ_TRANS; };
+  const auto valid_trans = [](int t) {
+    return t == MMLA_NO_TRANS || t == MMLA_TRANS || t == MMLA_CONJ_TRANS;
+  };
   if (!valid_trans(trans_a)) return reject(err, 2, "trans_a = " + str(trans_a) + " is not 111, 112 or 113");
   if (!valid_trans(trans_b)) return reject(err, 3, "trans_b = " + str(trans_b) + " is not 111, 112 or 113");
   if (m < 0) return reject(err, 4, "M = " + str(m) + " is negative");
@@ -56,9 +57,11 @@ bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::
   const std::int64_t min_lda = std::max<std::int64_t>(1, row ? a_cols : a_rows);
   const std::int64_t min_ldb = std::max<std::int64_t>(1, row ? b_cols : b_rows);
   const std::int64_t min_ldc = std::max<std::int64_t>(1, row ? n : m);
-  if (a == nullptr && m > 0 && k > 0) return reject(err, 8, "A is null but op(A) is " + str(m) + " x " + str(k));
+  if (a == nullptr && m > 0 && k > 0)
+    return reject(err, 8, "A is null but op(A) is " + str(m) + " x " + str(k));
   if (lda < min_lda) return reject(err, 9, "lda = " + str(lda) + " is smaller than " + str(min_lda));
-  if (b == nullptr && k > 0 && n > 0) return reject(err, 10, "B is null but op(B) is " + str(k) + " x " + str(n));
+  if (b == nullptr && k > 0 && n > 0)
+    return reject(err, 10, "B is null but op(B) is " + str(k) + " x " + str(n));
   if (ldb < min_ldb) return reject(err, 11, "ldb = " + str(ldb) + " is smaller than " + str(min_ldb));
   if (c == nullptr && m > 0 && n > 0) return reject(err, 13, "C is null but C is " + str(m) + " x " + str(n));
   if (ldc < min_ldc) return reject(err, 14, "ldc = " + str(ldc) + " is smaller than " + str(min_ldc));
@@ -84,8 +87,8 @@ bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::
 
 bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                         std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
-                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs,
-                        std::int64_t c_cs, driver::GemmProblem* out, ArgError* err) {
+                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
+                        driver::GemmProblem* out, ArgError* err) {
   if (m < 0) return reject(err, 1, "m = " + str(m) + " is negative");
   if (n < 0) return reject(err, 2, "n = " + str(n) + " is negative");
   if (k < 0) return reject(err, 3, "k = " + str(k) + " is negative");
@@ -93,13 +96,19 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
   const auto bad_stride = [](std::int64_t extent, std::int64_t stride) { return extent > 1 && stride < 1; };
   if (a == nullptr && m > 0 && k > 0) return reject(err, 5, "A is null but A is " + str(m) + " x " + str(k));
   if (bad_stride(m, a_rs) || bad_stride(k, a_cs) || !extent_fits(m, k, a_rs, a_cs))
-    return reject(err, 6, "A's strides (" + str(a_rs) + ", " + str(a_cs) + ") are not valid for " + str(m) + " x " + str(k));
+    return reject(
+        err, 6,
+        "A's strides (" + str(a_rs) + ", " + str(a_cs) + ") are not valid for " + str(m) + " x " + str(k));
   if (b == nullptr && k > 0 && n > 0) return reject(err, 8, "B is null but B is " + str(k) + " x " + str(n));
   if (bad_stride(k, b_rs) || bad_stride(n, b_cs) || !extent_fits(k, n, b_rs, b_cs))
-    return reject(err, 9, "B's strides (" + str(b_rs) + ", " + str(b_cs) + ") are not valid for " + str(k) + " x " + str(n));
+    return reject(
+        err, 9,
+        "B's strides (" + str(b_rs) + ", " + str(b_cs) + ") are not valid for " + str(k) + " x " + str(n));
   if (c == nullptr && m > 0 && n > 0) return reject(err, 12, "C is null but C is " + str(m) + " x " + str(n));
   if (bad_stride(m, c_rs) || bad_stride(n, c_cs) || !extent_fits(m, n, c_rs, c_cs))
-    return reject(err, 13, "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") are not valid for " + str(m) + " x " + str(n));
+    return reject(
+        err, 13,
+        "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") are not valid for " + str(m) + " x " + str(n));
 
   driver::GemmProblem& p = *out;
   p = {};
@@ -120,8 +129,9 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
     p.b = a, p.b_rs = a_cs, p.b_cs = a_rs;
     p.ldc = static_cast<std::size_t>(n <= 1 ? std::max<std::int64_t>(m, 1) : c_cs);
   } else {
-    return reject(err, 13, "C's strides (" + str(c_rs) + ", " + str(c_cs) +
-                               ") must be a row-major or column-major layout without overlap");
+    return reject(err, 13,
+                  "C's strides (" + str(c_rs) + ", " + str(c_cs) +
+                      ") must be a row-major or column-major layout without overlap");
   }
   p.k = static_cast<std::size_t>(k);
   p.c = c;

@@ -17,15 +17,14 @@ struct ArgError {
   std::string reason;
 };
 
-bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n,
-                     std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
-                     std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-                     driver::GemmProblem* out, ArgError* err);
+bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                     float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                     float beta, float* c, std::int64_t ldc, driver::GemmProblem* out, ArgError* err);
 
 bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                         std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
-                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs,
-                        std::int64_t c_cs, driver::GemmProblem* out, ArgError* err);
+                        std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
+                        driver::GemmProblem* out, ArgError* err);
 
 // The kernel and blocking used for a family, chosen once per process.
 struct Selection {

@@ -87,8 +87,7 @@ bool request_amx_permission(std::string* note) {
     return false;
   }
   unsigned long mask = 0;
-  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) != 0 ||
-      !(mask & (1ul << kXfeatureXtiledata))) {
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) != 0 || !(mask & (1ul << kXfeatureXtiledata))) {
     *note = "AMX tile-data permission not granted";
     return false;
   }
@@ -102,9 +101,9 @@ void detect(CpuInfo* info) {
   const Regs l1 = cpuid(1);
   const bool osxsave = bit(l1.c, 27);
   const std::uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-  const bool os_avx = (xcr0 & 0x6) == 0x6;            // SSE and AVX state
+  const bool os_avx = (xcr0 & 0x6) == 0x6;                 // SSE and AVX state
   const bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM_Hi256, Hi16_ZMM
-  const bool os_amx = (xcr0 & 0x60000) == 0x60000;      // XTILECFG, XTILEDATA
+  const bool os_amx = (xcr0 & 0x60000) == 0x60000;         // XTILECFG, XTILEDATA
   Regs l7, l71;
   if (max_leaf >= 7) {
     l7 = cpuid(7, 0);
@@ -199,8 +198,8 @@ CpuInfo make_info() {
     if (c.l1d == 0) c.l1d = kDefaultCaches.l1d;
     if (c.l2 == 0) c.l2 = kDefaultCaches.l2;
     if (c.l3 == 0) c.l3 = kDefaultCaches.l3;
-    c.source = none ? "defaults" : (std::strcmp(c.source, "sysfs") == 0 ? "sysfs + defaults"
-                                                                           : "cpuid + defaults");
+    c.source =
+        none ? "defaults" : (std::strcmp(c.source, "sysfs") == 0 ? "sysfs + defaults" : "cpuid + defaults");
   }
   info.caches = c;
   return info;
@@ -215,8 +214,7 @@ IsaCap make_cap() {
   if (!parse(env, &cap.level)) {
     std::string known;
     for (Isa i : kLevels) known += std::string(known.empty() ? "" : ", ") + name(i);
-    cap.error = std::string("MMLA_ISA=") + env + " is not an ISA level of this build (known: " +
-                known + ")";
+    cap.error = std::string("MMLA_ISA=") + env + " is not an ISA level of this build (known: " + known + ")";
   }
   return cap;
 }

@@ -26,8 +26,8 @@ using PackFn = void (*)(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k
 // C[0..m) x [0..n) = alpha * Ap * Bp + beta * C, for m <= MR, n <= NR. C is row-major with row
 // stride ldc (elements). beta == 0 writes C without reading it. kp is the packed depth (a multiple
 // of KR). Ap and Bp are one panel each, as PackFn lays them out.
-using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp,
-                       float* c, std::size_t ldc, float alpha, float beta);
+using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp, float* c,
+                       std::size_t ldc, float alpha, float beta);
 
 struct GemmKernel {
   const char* name;  // variant name = file name = descriptor symbol

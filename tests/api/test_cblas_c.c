@@ -22,7 +22,9 @@ static float rnd(unsigned* s) {
 }
 
 /* Element (i, j) of a stored matrix with the given layout and leading dimension. */
-static size_t at(int row_major, int i, int j, int ld) { return row_major ? (size_t)i * ld + j : (size_t)j * ld + i; }
+static size_t at(int row_major, int i, int j, int ld) {
+  return row_major ? (size_t)i * ld + j : (size_t)j * ld + i;
+}
 
 static void check(const char* what, int ok) {
   if (ok) {
@@ -93,7 +95,8 @@ int main(void) {
                 if (ref_sgemm && !(fabs((double)c[ci] - cref[ci]) <= 2 * bound)) ok_blas = 0;
               }
             for (size_t idx = 0; idx < csz; ++idx) {
-              const int i = row ? (int)(idx / ldc) : (int)(idx % ldc), j = row ? (int)(idx % ldc) : (int)(idx / ldc);
+              const int i = row ? (int)(idx / ldc) : (int)(idx % ldc),
+                        j = row ? (int)(idx % ldc) : (int)(idx / ldc);
               if ((i >= m || j >= n) && memcmp(&c[idx], &c0[idx], sizeof(float)) != 0) ok_pad = 0;
             }
             char what[160];

@@ -49,7 +49,8 @@ class SgemmCombos : public ::testing::TestWithParam<Combo> {};
 
 TEST_P(SgemmCombos, MatchesReference) {
   const auto [row, ta, tb, pad, front] = GetParam();
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 29}, {1, 17, 9}, {33, 47, 65}, {70, 130, 45}};
+  const std::int64_t shapes[][3] = {{1, 1, 1},  {7, 5, 3},    {13, 1, 29},
+                                    {1, 17, 9}, {33, 47, 65}, {70, 130, 45}};
   for (const auto& s : shapes) {
     const std::int64_t m = s[0], n = s[1], k = s[2];
     for (float alpha : {1.0f, -0.5f})
@@ -61,7 +62,8 @@ TEST_P(SgemmCombos, MatchesReference) {
         Blas c = make_blas(m, n, row, false, pad, seed + 2, &cview);
         if (beta == 0.0f)  // must not be read
           for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) c.data[static_cast<std::size_t>(i * cview.rs + j * cview.cs)] = kNaN;
+            for (std::int64_t j = 0; j < n; ++j)
+              c.data[static_cast<std::size_t>(i * cview.rs + j * cview.cs)] = kNaN;
         cview.data = c.data;
         const Reference r = reference_gemm(
             m, n, k, alpha, [&](std::int64_t i, std::int64_t p) { return opa.at(i, p); },
@@ -82,12 +84,15 @@ TEST_P(SgemmCombos, MatchesReference) {
         }
         Strided got = cview;
         got.data = c.data;
-        ASSERT_TRUE(matches(r, [&](std::int64_t i, std::int64_t j) { return got.at(i, j); }, fp32_bound_factor(k)))
+        ASSERT_TRUE(matches(
+            r, [&](std::int64_t i, std::int64_t j) { return got.at(i, j); }, fp32_bound_factor(k)))
             << m << "x" << n << "x" << k << " alpha=" << alpha << " beta=" << beta;
         // The padding between C's columns/rows is never written.
         for (std::size_t idx = 0; idx < c.data.size(); ++idx) {
-          const std::int64_t i = row ? static_cast<std::int64_t>(idx) / c.ld : static_cast<std::int64_t>(idx) % c.ld;
-          const std::int64_t j = row ? static_cast<std::int64_t>(idx) % c.ld : static_cast<std::int64_t>(idx) / c.ld;
+          const std::int64_t i =
+              row ? static_cast<std::int64_t>(idx) / c.ld : static_cast<std::int64_t>(idx) % c.ld;
+          const std::int64_t j =
+              row ? static_cast<std::int64_t>(idx) % c.ld : static_cast<std::int64_t>(idx) / c.ld;
           if (i >= m || j >= n) {
             ASSERT_EQ(0, std::memcmp(&c.data[idx], &before[idx], sizeof(float))) << "wrote outside C";
           }
@@ -111,7 +116,8 @@ INSTANTIATE_TEST_SUITE_P(All, SgemmCombos,
 TEST(SgemmApi, ConjTransIsTransForReals) {
   const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
   float c1[4], c2[4];
-  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_TRANS, MMLA_TRANS, 2, 2, 2, 1, a, 2, b, 2, 0, c1, 2));
+  ASSERT_EQ(MMLA_STATUS_SUCCESS,
+            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_TRANS, MMLA_TRANS, 2, 2, 2, 1, a, 2, b, 2, 0, c1, 2));
   ASSERT_EQ(MMLA_STATUS_SUCCESS,
             mmla_sgemm(MMLA_ROW_MAJOR, MMLA_CONJ_TRANS, MMLA_CONJ_TRANS, 2, 2, 2, 1, a, 2, b, 2, 0, c2, 2));
   EXPECT_EQ(0, std::memcmp(c1, c2, sizeof c1));
@@ -122,10 +128,10 @@ TEST(SgemmApi, ConjTransIsTransForReals) {
 TEST(SgemmApi, NaNAndInfPropagate) {
   const std::int64_t m = 19, n = 37, k = 23;
   std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
-  a[3 * k + 5] = kNaN;    // row 3 of C becomes NaN
-  b[7 * n + 11] = kInf;   // column 11 of C becomes +Inf (A > 0), except row 3
-  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1, a.data(), k,
-                                            b.data(), n, 0, c.data(), n));
+  a[3 * k + 5] = kNaN;   // row 3 of C becomes NaN
+  b[7 * n + 11] = kInf;  // column 11 of C becomes +Inf (A > 0), except row 3
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1,
+                                            a.data(), k, b.data(), n, 0, c.data(), n));
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       const float v = c[i * n + j];
@@ -139,14 +145,14 @@ TEST(SgemmApi, NaNAndInfPropagate) {
     }
   // Inf * 0 is NaN, as IEEE says.
   std::fill(a.begin(), a.end(), 0.0f);
-  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1, a.data(), k,
-                                            b.data(), n, 0, c.data(), n));
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1,
+                                            a.data(), k, b.data(), n, 0, c.data(), n));
   EXPECT_TRUE(std::isnan(c[11]));
   EXPECT_EQ(c[10], 0.0f);
   // NaN already in C survives beta != 0 ...
   std::fill(c.begin(), c.end(), kNaN);
-  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1, a.data(), k,
-                                            b.data(), n, 1, c.data(), n));
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1,
+                                            a.data(), k, b.data(), n, 1, c.data(), n));
   EXPECT_TRUE(std::isnan(c[0]));
   // ... and not beta == 0, whatever the path (alpha == 0 and k == 0 included).
   b[7 * n + 11] = 0.25f;
@@ -162,22 +168,22 @@ TEST(SgemmApi, NaNAndInfPropagate) {
 TEST(SgemmApi, AlphaZeroDoesNotReadAOrB) {
   // BLAS: with alpha == 0, A and B are not referenced (NaN there does not reach C).
   std::vector<float> a(6, kNaN), b(6, kNaN), c(4, 2.0f);
-  ASSERT_EQ(MMLA_STATUS_SUCCESS,
-            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 3, 0, a.data(), 3, b.data(), 2, 0.5f, c.data(), 2));
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 3, 0,
+                                            a.data(), 3, b.data(), 2, 0.5f, c.data(), 2));
   for (float v : c) EXPECT_EQ(v, 1.0f);
 }
 
 TEST(SgemmApi, ZeroSizes) {
   std::vector<float> a(12, 1.0f), b(12, 1.0f), c(12, 7.0f);
   // m == 0 or n == 0: nothing to do, C untouched; an operand of zero size may be null.
-  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 0, 4, 3, 1, nullptr, 3,
-                                            b.data(), 4, 0, c.data(), 4));
-  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_COL_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 3, 0, 4, 1, a.data(), 3,
-                                            nullptr, 4, 0, nullptr, 3));
+  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 0, 4, 3, 1, nullptr,
+                                            3, b.data(), 4, 0, c.data(), 4));
+  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_COL_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 3, 0, 4, 1,
+                                            a.data(), 3, nullptr, 4, 0, nullptr, 3));
   for (float v : c) EXPECT_EQ(v, 7.0f);
   // k == 0: C = beta * C, A and B may be null.
-  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 3, 4, 0, 1, nullptr, 1,
-                                            nullptr, 4, 0.5f, c.data(), 4));
+  EXPECT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 3, 4, 0, 1, nullptr,
+                                            1, nullptr, 4, 0.5f, c.data(), 4));
   for (float v : c) EXPECT_EQ(v, 3.5f);
 }
 
@@ -200,7 +206,8 @@ TEST_P(SgemmInvalid, RejectedWithoutTouchingC) {
   float* pc = bc.null_c ? nullptr : c.data();
   EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
             mmla_sgemm(static_cast<mmla_layout>(bc.layout), static_cast<mmla_transpose>(bc.ta),
-                       static_cast<mmla_transpose>(bc.tb), bc.m, bc.n, bc.k, 1, pa, bc.lda, pb, bc.ldb, 0, pc, bc.ldc));
+                       static_cast<mmla_transpose>(bc.tb), bc.m, bc.n, bc.k, 1, pa, bc.lda, pb, bc.ldb, 0, pc,
+                       bc.ldc));
   const std::string reason = mmla_last_error();
   EXPECT_NE(reason.find("argument " + std::to_string(bc.position) + ":"), std::string::npos) << reason;
   for (float v : c) ASSERT_EQ(v, 42.0f);
@@ -242,7 +249,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SgemmStrided, GeneralStridesAndBothCLayouts) {
   const std::int64_t m = 9, n = 14, k = 11;
   // A with row stride 2k and column stride 2 (every other element), B transposed by strides.
-  std::vector<float> a(static_cast<std::size_t>(2 * k * m), kNaN), b(static_cast<std::size_t>(3 * n * k), kNaN);
+  std::vector<float> a(static_cast<std::size_t>(2 * k * m), kNaN),
+      b(static_cast<std::size_t>(3 * n * k), kNaN);
   Strided va{a, m, k, 2 * k, 2}, vb{b, k, n, 1, 3 * k};
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -252,15 +260,18 @@ TEST(SgemmStrided, GeneralStridesAndBothCLayouts) {
     for (std::int64_t j = 0; j < n; ++j) vb.at(p, j) = d(gen);
   const Reference r = reference_gemm(
       m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return va.at(i, p); },
-      [&](std::int64_t p, std::int64_t j) { return vb.at(p, j); }, 0.0f, [](std::int64_t, std::int64_t) { return 0.0f; });
+      [&](std::int64_t p, std::int64_t j) { return vb.at(p, j); }, 0.0f,
+      [](std::int64_t, std::int64_t) { return 0.0f; });
   for (bool c_row : {true, false}) {
     const std::int64_t c_rs = c_row ? n + 1 : 1, c_cs = c_row ? 1 : m + 2;
     std::vector<float> c(static_cast<std::size_t>((m + 2) * (n + 1)), kNaN);
-    ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm_strided(m, n, k, 1.0f, va.data.data(), va.rs, va.cs, vb.data.data(),
-                                                      vb.rs, vb.cs, 0.0f, c.data(), c_rs, c_cs))
+    ASSERT_EQ(MMLA_STATUS_SUCCESS,
+              mmla_sgemm_strided(m, n, k, 1.0f, va.data.data(), va.rs, va.cs, vb.data.data(), vb.rs, vb.cs,
+                                 0.0f, c.data(), c_rs, c_cs))
         << mmla_last_error();
-    EXPECT_TRUE(matches(r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * c_rs + j * c_cs)]; },
-                        fp32_bound_factor(k)));
+    EXPECT_TRUE(matches(
+        r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * c_rs + j * c_cs)]; },
+        fp32_bound_factor(k)));
   }
 }
 
@@ -276,8 +287,8 @@ TEST(SgemmStrided, RejectsCWithoutAUnitStrideOrOverlapping) {
   EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
             mmla_sgemm_strided(3, 3, 2, 1, a.data(), 0, 1, b.data(), 3, 1, 0, c.data(), 3, 1));
   // Offsets that overflow.
-  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
-            mmla_sgemm_strided(3, 3, 2, 1, a.data(), INT64_MAX / 2 + 1, 1, b.data(), 3, 1, 0, c.data(), 3, 1));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_sgemm_strided(3, 3, 2, 1, a.data(), INT64_MAX / 2 + 1, 1,
+                                                             b.data(), 3, 1, 0, c.data(), 3, 1));
   for (float v : c) ASSERT_EQ(v, 5.0f);
 }
 

@@ -91,9 +91,14 @@ TEST(Dispatch, X86FeaturesAgreeWithProcCpuinfo) {
   const std::set<std::string> have = words(flags);
   const cpu::Features& ft = cpu::info().features;
   const std::pair<const char*, bool> checks[] = {
-      {"avx2", ft.avx2},           {"fma", ft.fma},           {"avx512f", ft.avx512f},
-      {"avx512bw", ft.avx512bw},   {"avx512dq", ft.avx512dq}, {"avx512vl", ft.avx512vl},
-      {"avx512_bf16", ft.avx512_bf16}, {"avx512_vnni", ft.avx512_vnni},
+      {"avx2", ft.avx2},
+      {"fma", ft.fma},
+      {"avx512f", ft.avx512f},
+      {"avx512bw", ft.avx512bw},
+      {"avx512dq", ft.avx512dq},
+      {"avx512vl", ft.avx512vl},
+      {"avx512_bf16", ft.avx512_bf16},
+      {"avx512_vnni", ft.avx512_vnni},
   };
   for (const auto& [name, detected] : checks) EXPECT_EQ(have.count(name) == 1, detected) << name;
   // AMX additionally needs the permission; detected implies the kernel advertises it.

@@ -35,7 +35,8 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   const Strided before = c;
 
   driver::GemmProblem p;
-  p.m = static_cast<std::size_t>(cs.m), p.n = static_cast<std::size_t>(cs.n), p.k = static_cast<std::size_t>(cs.k);
+  p.m = static_cast<std::size_t>(cs.m), p.n = static_cast<std::size_t>(cs.n),
+  p.k = static_cast<std::size_t>(cs.k);
   p.alpha = cs.alpha, p.beta = cs.beta;
   p.a = a.data.data(), p.a_rs = a.rs, p.a_cs = a.cs;
   p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
@@ -46,7 +47,8 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       cs.m, cs.n, cs.k, cs.alpha, [&](std::int64_t i, std::int64_t q) { return a.at(i, q); },
       [&](std::int64_t q, std::int64_t j) { return b.at(q, j); }, cs.beta,
       [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
-  ASSERT_TRUE(matches(r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(cs.k)))
+  ASSERT_TRUE(matches(
+      r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(cs.k)))
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
       << " alpha=" << cs.alpha << " beta=" << cs.beta;
@@ -70,9 +72,9 @@ TEST_P(Driver, TinyBlockingCrossesEveryEdge) {
   const GemmKernel& kn = *GetParam();
   const std::int64_t mr = kn.mr, nr = kn.nr;
   const driver::Blocking blockings[] = {
-      {1, 1, 1},                                                                 // degenerate
-      {5, 3, 7},                                                                 // not multiples of MR/NR
-      {static_cast<std::size_t>(mr), 8, static_cast<std::size_t>(nr)},           // one tile per block
+      {1, 1, 1},                                                        // degenerate
+      {5, 3, 7},                                                        // not multiples of MR/NR
+      {static_cast<std::size_t>(mr), 8, static_cast<std::size_t>(nr)},  // one tile per block
       {static_cast<std::size_t>(2 * mr + 1), 17, static_cast<std::size_t>(3 * nr - 1)},
   };
   const Case cases[] = {
@@ -123,7 +125,8 @@ TEST_P(Driver, ZeroDepthAndZeroAlphaOnlyScaleC) {
       driver::GemmProblem p;
       p.m = 3, p.n = 4, p.k = k, p.alpha = 0.0f, p.beta = beta;
       if (k == 0) p.alpha = 1.0f;
-      p.a = a.data(), p.a_rs = 5, p.a_cs = 1, p.b = b.data(), p.b_rs = 4, p.b_cs = 1, p.c = c.data(), p.ldc = 4;
+      p.a = a.data(), p.a_rs = 5, p.a_cs = 1, p.b = b.data(), p.b_rs = 4, p.b_cs = 1, p.c = c.data(),
+      p.ldc = 4;
       ASSERT_EQ(driver::gemm(kn, blk, p), driver::Status::ok);
       for (float v : c) EXPECT_EQ(v, 3.0f * beta) << "k=" << k << " beta=" << beta;
     }

@@ -49,8 +49,8 @@ struct Reference {
 };
 
 template <class A, class B, class C>
-Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const A& a,
-                         const B& b, float beta, const C& c0) {
+Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const A& a, const B& b,
+                         float beta, const C& c0) {
   Reference r;
   r.m = m, r.n = n, r.k = k;
   r.value.assign(static_cast<std::size_t>(m * n), 0.0);
@@ -79,7 +79,9 @@ Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float a
 // Any summation order of k products in fp32 errs by at most about (k + 1) u times the absolute
 // sum; alpha and beta add three more roundings. The bound is that, with 1% headroom for the
 // second-order term — no fixed tolerance.
-inline double fp32_bound_factor(std::int64_t k) { return 1.01 * static_cast<double>(k + 4) * kUnitRoundoffF32; }
+inline double fp32_bound_factor(std::int64_t k) {
+  return 1.01 * static_cast<double>(k + 4) * kUnitRoundoffF32;
+}
 
 template <class C>
 ::testing::AssertionResult matches(const Reference& r, const C& c, double bound_factor) {

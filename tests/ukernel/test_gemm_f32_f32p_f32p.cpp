@@ -25,7 +25,8 @@ std::vector<const GemmKernel*> family_kernels() {
 class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
  protected:
   void SetUp() override {
-    if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable on this CPU/MMLA_ISA";
+    if (!ukernel::usable(*GetParam()))
+      GTEST_SKIP() << GetParam()->name << " is not usable on this CPU/MMLA_ISA";
   }
 };
 
@@ -35,7 +36,8 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   const std::size_t kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
   const Strided a = make_matrix(static_cast<std::int64_t>(m), static_cast<std::int64_t>(k), true, 0, seed);
-  const Strided b = make_matrix(static_cast<std::int64_t>(k), static_cast<std::int64_t>(n), true, 0, seed + 1);
+  const Strided b =
+      make_matrix(static_cast<std::int64_t>(k), static_cast<std::int64_t>(n), true, 0, seed + 1);
   std::vector<float> ap(mr * kp), bp(nr * kp);
   kn.pack_a(a.data.data(), a.rs, a.cs, m, k, ap.data());
   kn.pack_b(b.data.data(), b.cs, b.rs, n, k, bp.data());

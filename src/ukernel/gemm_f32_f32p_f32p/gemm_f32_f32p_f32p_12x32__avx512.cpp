@@ -35,7 +35,9 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   if (m == kMr) {
     // Full rows; a partial width is handled with masked loads/stores (no write past column n).
     const __mmask16 m0 = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
-    const __mmask16 m1 = n >= 32 ? __mmask16(0xffff) : n <= 16 ? __mmask16(0) : __mmask16((1u << (n - 16)) - 1);
+    const __mmask16 m1 = n >= 32   ? __mmask16(0xffff)
+                         : n <= 16 ? __mmask16(0)
+                                   : __mmask16((1u << (n - 16)) - 1);
     for (int i = 0; i < kMr; ++i) {
       float* ci = c + i * ldc;
       __m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
@@ -59,8 +61,15 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
 
 }  // namespace
 
-extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{
-    "gemm_f32_f32p_f32p_12x32__avx512", Family::gemm_f32_f32p_f32p, cpu::Isa::avx512, kMr, kNr, 1,
-    sizeof(float), pack_f32_r12, pack_f32_r32, run};
+extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x32__avx512",
+                                                         Family::gemm_f32_f32p_f32p,
+                                                         cpu::Isa::avx512,
+                                                         kMr,
+                                                         kNr,
+                                                         1,
+                                                         sizeof(float),
+                                                         pack_f32_r12,
+                                                         pack_f32_r32,
+                                                         run};
 
 }  // namespace mmla::ukernel

@@ -56,8 +56,15 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
 
 }  // namespace
 
-extern const GemmKernel gemm_f32_f32p_f32p_6x16__avx2_fma{
-    "gemm_f32_f32p_f32p_6x16__avx2_fma", Family::gemm_f32_f32p_f32p, cpu::Isa::avx2, kMr, kNr, 1,
-    sizeof(float), pack_f32_r6, pack_f32_r16, run};
+extern const GemmKernel gemm_f32_f32p_f32p_6x16__avx2_fma{"gemm_f32_f32p_f32p_6x16__avx2_fma",
+                                                          Family::gemm_f32_f32p_f32p,
+                                                          cpu::Isa::avx2,
+                                                          kMr,
+                                                          kNr,
+                                                          1,
+                                                          sizeof(float),
+                                                          pack_f32_r6,
+                                                          pack_f32_r16,
+                                                          run};
 
 }  // namespace mmla::ukernel

@@ -7,8 +7,8 @@ namespace {
 
 // One panel of R rows (fewer at the edge: the rest is zero) by k columns, stored k-major.
 template <int R>
-void pack_panel(const float* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows,
-                std::size_t k, float* dst) {
+void pack_panel(const float* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows, std::size_t k,
+                float* dst) {
   if (rows == static_cast<std::size_t>(R) && s_mn == 1) {
     for (std::size_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * R, src + kk * s_k, R * sizeof(float));
     return;

@@ -6,7 +6,7 @@
 
 namespace mmla::ukernel {
 
-#define MMLA_DECLARE_PACK_F32(R)                                                             \
+#define MMLA_DECLARE_PACK_F32(R)                                                               \
   void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
                      std::size_t k, void* dst);
 MMLA_DECLARE_PACK_F32(4)

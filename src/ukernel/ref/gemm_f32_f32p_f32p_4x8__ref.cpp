@@ -22,8 +22,15 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
 
 }  // namespace
 
-extern const GemmKernel gemm_f32_f32p_f32p_4x8__ref{
-    "gemm_f32_f32p_f32p_4x8__ref", Family::gemm_f32_f32p_f32p, cpu::Isa::ref, kMr, kNr, 1,
-    sizeof(float), pack_f32_r4, pack_f32_r8, run};
+extern const GemmKernel gemm_f32_f32p_f32p_4x8__ref{"gemm_f32_f32p_f32p_4x8__ref",
+                                                    Family::gemm_f32_f32p_f32p,
+                                                    cpu::Isa::ref,
+                                                    kMr,
+                                                    kNr,
+                                                    1,
+                                                    sizeof(float),
+                                                    pack_f32_r4,
+                                                    pack_f32_r8,
+                                                    run};
 
 }  // namespace mmla::ukernel
