@@ -24,15 +24,21 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   for (std::size_t kk = 0; kk < kp; ++kk) {
     const float32x4_t a0 = vld1q_f32(ap), a1 = vld1q_f32(ap + 4);
     const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4), b2 = vld1q_f32(bp + 8);
+    // One row of C: its A value (a lane of a0/a1) times the 12 B values.
 #define MMLA_ROW(i, a, lane)                           \
   acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, a, lane); \
   acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, a, lane); \
-  acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, a, lane);
-    MMLA_ROW(0, a0, 0)
-    MMLA_ROW(1, a0, 1) MMLA_ROW(2, a0, 2) MMLA_ROW(3, a0, 3) MMLA_ROW(4, a1, 0) MMLA_ROW(5, a1, 1)
-        MMLA_ROW(6, a1, 2) MMLA_ROW(7, a1, 3)
+  acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, a, lane)
+    MMLA_ROW(0, a0, 0);
+    MMLA_ROW(1, a0, 1);
+    MMLA_ROW(2, a0, 2);
+    MMLA_ROW(3, a0, 3);
+    MMLA_ROW(4, a1, 0);
+    MMLA_ROW(5, a1, 1);
+    MMLA_ROW(6, a1, 2);
+    MMLA_ROW(7, a1, 3);
 #undef MMLA_ROW
-            ap += kMr;
+    ap += kMr;
     bp += kNr;
   }
   if (m == kMr && n == kNr) {
