@@ -37,10 +37,12 @@ test-aarch64: build-aarch64
 	bash scripts/test-aarch64.sh build/aarch64
 
 SOURCES = $(shell git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
-format:
-	clang-format -i $(SOURCES)
+# clang-format pinned to one version by scripts/setup.sh
+CLANG_FORMAT = build/tools-venv/bin/clang-format
+format: setup
+	$(CLANG_FORMAT) -i $(SOURCES)
 format-check: setup
-	clang-format --dry-run -Werror $(SOURCES)
+	$(CLANG_FORMAT) --dry-run -Werror $(SOURCES)
 
 clean:
 	rm -rf build

@@ -19,9 +19,9 @@ enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112, CblasConjTrans = 11
 typedef enum CBLAS_ORDER CBLAS_LAYOUT;
 #endif
 
-/* C = alpha * op(A) * op(B) + beta * C. Invalid arguments print the CBLAS parameter error
- * ("** On entry to cblas_sgemm parameter number N had an illegal value") to stderr and return
- * without touching C. */
+/* C = alpha * op(A) * op(B) + beta * C. Invalid arguments print the reference CBLAS parameter
+ * error ("Parameter N to routine cblas_sgemm was incorrect", followed by the reason) to stderr and
+ * return without touching C. */
 MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
                                 const enum CBLAS_TRANSPOSE TransB, const int M, const int N, const int K,
                                 const float alpha, const float* A, const int lda, const float* B,

@@ -36,15 +36,33 @@ struct MatrixView {
   MatrixView(const MatrixView<U>& o)  // NOLINT: implicit on purpose
       : data(o.data), rows(o.rows), cols(o.cols), row_stride(o.row_stride), col_stride(o.col_stride) {}
 
-  static MatrixView row_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld = -1) {
-    return {d, rows, cols, ld < 0 ? cols : ld, 1};
+  // Row-major rows x cols with leading dimension ld (default: cols); ld < cols throws.
+  static MatrixView row_major(T* d, std::int64_t rows, std::int64_t cols) {
+    return row_major(d, rows, cols, cols);
   }
-  static MatrixView col_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld = -1) {
-    return {d, rows, cols, 1, ld < 0 ? rows : ld};
+  static MatrixView row_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    check_ld("row_major", ld, cols);
+    return {d, rows, cols, ld, 1};
+  }
+  // Column-major rows x cols with leading dimension ld (default: rows); ld < rows throws.
+  static MatrixView col_major(T* d, std::int64_t rows, std::int64_t cols) {
+    return col_major(d, rows, cols, rows);
+  }
+  static MatrixView col_major(T* d, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    check_ld("col_major", ld, rows);
+    return {d, rows, cols, 1, ld};
   }
   // The transpose, without moving data.
   MatrixView t() const { return {data, cols, rows, col_stride, row_stride}; }
   T& operator()(std::int64_t i, std::int64_t j) const { return data[i * row_stride + j * col_stride]; }
+
+ private:
+  static void check_ld(const char* what, std::int64_t ld, std::int64_t extent) {
+    if (ld < 1 || ld < extent)
+      throw Error(MMLA_STATUS_INVALID_ARGUMENT,
+                  std::string("mmla::MatrixView::") + what + ": leading dimension " + std::to_string(ld) +
+                      " is smaller than " + std::to_string(extent < 1 ? 1 : extent));
+  }
 };
 
 namespace detail {

@@ -39,7 +39,7 @@ std::string make_report() {
   o << "cpu: " << info.name << "\n";
   o << "features: " << features_line(info.features) << "\n";
 #if defined(__x86_64__)
-  o << "amx: " << info.amx_note << "\n";
+  o << "amx: " << cpu::amx_status() << "\n";
 #endif
   o << "caches: L1d " << kib(info.caches.l1d) << ", L2 " << kib(info.caches.l2) << ", L3 "
     << kib(info.caches.l3) << " (" << info.caches.source << ")\n";

@@ -150,9 +150,10 @@ const Selection& selection(ukernel::Family family) {
 }
 
 mmla_status run_sgemm(const driver::GemmProblem& p) {
-  if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
+  // An invalid MMLA_ISA fails every call, even one with nothing to compute.
   const Selection& s = selection(ukernel::Family::gemm_f32_f32p_f32p);
   if (s.kernel == nullptr) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, cpu::cap().error);
+  if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
   if (driver::gemm(*s.kernel, s.blocking, p) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;

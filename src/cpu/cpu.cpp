@@ -1,6 +1,7 @@
 #include "cpu/cpu.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -79,20 +80,14 @@ std::uint64_t xgetbv0() {
 bool bit(unsigned v, int n) { return (v >> n) & 1u; }
 
 // Linux keeps AMX tile data off until the process asks for it (arch_prctl ARCH_REQ_XCOMP_PERM).
-bool request_amx_permission(std::string* note) {
+// The grant enlarges every signal frame of the process (small sigaltstack stacks then fail), so it
+// is requested only when an AMX kernel is about to be used, never at detection.
+bool request_amx_permission() {
   constexpr long kArchReqXcompPerm = 0x1023, kArchGetXcompPerm = 0x1022;
   constexpr int kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
-    *note = "kernel refused the AMX tile-data permission request";
-    return false;
-  }
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
   unsigned long mask = 0;
-  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) != 0 || !(mask & (1ul << kXfeatureXtiledata))) {
-    *note = "AMX tile-data permission not granted";
-    return false;
-  }
-  *note = "AMX tile-data permission granted";
-  return true;
+  return syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) == 0 && (mask & (1ul << kXfeatureXtiledata));
 }
 
 void detect(CpuInfo* info) {
@@ -117,14 +112,8 @@ void detect(CpuInfo* info) {
   f.avx512vl = os_avx512 && bit(l7.b, 31);
   f.avx512_vnni = os_avx512 && bit(l7.c, 11);
   f.avx512_bf16 = os_avx512 && bit(l71.a, 5);
-  const bool cpu_amx = bit(l7.d, 24) && bit(l7.d, 22);
-  if (!cpu_amx) {
-    info->amx_note = "CPU has no AMX-BF16";
-  } else if (!os_amx) {
-    info->amx_note = "OS has not enabled AMX state (XCR0)";
-  } else if (request_amx_permission(&info->amx_note)) {
-    f.amx_tile = f.amx_bf16 = true;
-  }
+  f.amx_tile = os_amx && bit(l7.d, 24);
+  f.amx_bf16 = os_amx && bit(l7.d, 22);
 
   if (cpuid(0x80000000).a >= 0x80000004) {
     char brand[49] = {};
@@ -277,6 +266,36 @@ bool detected(Isa isa) {
   return false;
 }
 
+#if defined(__x86_64__)
+namespace {
+enum class AmxPermission { not_requested, granted, refused };
+std::atomic<AmxPermission> g_amx_permission{AmxPermission::not_requested};
+}  // namespace
+
+bool enable(Isa isa) {
+  if (isa != Isa::amx) return true;
+  static const bool kGranted = [] {
+    const bool ok = request_amx_permission();
+    g_amx_permission = ok ? AmxPermission::granted : AmxPermission::refused;
+    return ok;
+  }();
+  return kGranted;
+}
+
+std::string amx_status() {
+  if (!detected(Isa::amx)) return "not supported by this CPU/OS";
+  switch (g_amx_permission.load()) {
+    case AmxPermission::granted: return "tile-data permission granted";
+    case AmxPermission::refused: return "tile-data permission refused by the kernel";
+    case AmxPermission::not_requested: break;
+  }
+  return "supported; tile-data permission not requested (no AMX kernel in use)";
+}
+#else
+bool enable(Isa) { return true; }
+std::string amx_status() { return "not an x86 build"; }
+#endif
+
 const IsaCap& cap() {
   static const IsaCap kCap = make_cap();
   return kCap;
@@ -285,7 +304,7 @@ const IsaCap& cap() {
 bool usable(Isa isa) {
   const IsaCap& c = cap();
   const int r = rank(isa);
-  return c.error.empty() && r >= 0 && r <= rank(c.level) && detected(isa);
+  return c.error.empty() && r >= 0 && r <= rank(c.level) && detected(isa) && enable(isa);
 }
 
 }  // namespace mmla::cpu

@@ -25,8 +25,7 @@ enum class Isa : std::uint8_t {
   sve,
 };
 
-// Features the CPU and the OS both support (e.g. AVX-512 needs the zmm state enabled in XCR0;
-// AMX also needs the Linux permission to use tile data).
+// Features the CPU and the OS both support (e.g. AVX-512 needs the zmm state enabled in XCR0).
 struct Features {
   // x86-64
   bool avx2 = false, fma = false;
@@ -46,7 +45,6 @@ struct CacheSizes {
 struct CpuInfo {
   std::string name;  // brand string or architecture name
   Features features;
-  std::string amx_note;  // why AMX is or is not usable (permission request outcome)
   CacheSizes caches;
 };
 
@@ -69,7 +67,13 @@ struct IsaCap {
 };
 const IsaCap& cap();
 
-// detected() and not above the cap: what dispatch may use.
+// Does what the OS requires before a level's instructions may run (AMX: the Linux tile-data
+// permission, requested once, on first use); false if refused. Other levels need nothing.
+bool enable(Isa isa);
+// One line on AMX: supported or not, permission requested or not and its outcome.
+std::string amx_status();
+
+// detected(), not above the cap, and enabled: what dispatch may use. Enables the level.
 bool usable(Isa isa);
 
 // Parses an ISA level name of this architecture; false if unknown.

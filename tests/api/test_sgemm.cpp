@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/problem.hpp"
 #include "mmla/cblas.h"
 #include "mmla/mmla.h"
 #include "mmla/mmla.hpp"
@@ -16,6 +17,12 @@
 
 namespace mmla::test {
 namespace {
+
+// The KC the library blocks k with (the accuracy bound depends on it).
+std::int64_t library_kc() {
+  const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
+  return sel.kernel != nullptr ? static_cast<std::int64_t>(sel.blocking.kc) : 1;
+}
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -85,7 +92,8 @@ TEST_P(SgemmCombos, MatchesReference) {
         Strided got = cview;
         got.data = c.data;
         ASSERT_TRUE(matches(
-            r, [&](std::int64_t i, std::int64_t j) { return got.at(i, j); }, fp32_bound_factor(k)))
+            r, [&](std::int64_t i, std::int64_t j) { return got.at(i, j); },
+            fp32_bound_factor(k, library_kc())))
             << m << "x" << n << "x" << k << " alpha=" << alpha << " beta=" << beta;
         // The padding between C's columns/rows is never written.
         for (std::size_t idx = 0; idx < c.data.size(); ++idx) {
@@ -271,7 +279,7 @@ TEST(SgemmStrided, GeneralStridesAndBothCLayouts) {
         << mmla_last_error();
     EXPECT_TRUE(matches(
         r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * c_rs + j * c_cs)]; },
-        fp32_bound_factor(k)));
+        fp32_bound_factor(k, library_kc())));
   }
 }
 
@@ -326,6 +334,16 @@ TEST(CppApi, ErrorsThrowAndLeaveCUntouched) {
   const auto vb2 = mmla::MatrixView<const float>::row_major(b.data(), 3, 2);
   EXPECT_THROW(mmla::gemm(va2, vb2, strided_c), mmla::Error);
   for (float v : c) EXPECT_EQ(v, 9.0f);
+}
+
+TEST(CppApi, ViewFactoriesCheckTheLeadingDimension) {
+  float x[16] = {};
+  EXPECT_THROW(mmla::MatrixView<float>::row_major(x, 3, 4, 3), mmla::Error);
+  EXPECT_THROW(mmla::MatrixView<float>::row_major(x, 3, 4, -7), mmla::Error);
+  EXPECT_THROW(mmla::MatrixView<float>::col_major(x, 3, 4, 2), mmla::Error);
+  EXPECT_EQ(mmla::MatrixView<float>::row_major(x, 3, 4).row_stride, 4);
+  EXPECT_EQ(mmla::MatrixView<float>::row_major(x, 3, 4, 5).row_stride, 5);
+  EXPECT_EQ(mmla::MatrixView<float>::col_major(x, 3, 4).col_stride, 3);
 }
 
 TEST(CApi, VersionAndStatusStrings) {

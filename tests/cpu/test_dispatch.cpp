@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#if defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -79,6 +83,22 @@ TEST(Dispatch, ExpectedKernelAndFeatures) {
 }
 
 #if defined(__x86_64__)
+TEST(Dispatch, AmxPermissionOnlyRequestedForAnAmxKernel) {
+  // The grant enlarges every signal frame of the process; a library that merely detects AMX must
+  // not ask for it.
+  float a[4] = {1, 1, 1, 1}, c[4];
+  ASSERT_EQ(MMLA_STATUS_SUCCESS,
+            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2));
+  (void)mmla_get_config();
+  bool amx_kernel_in_use = false;
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    amx_kernel_in_use |= k->isa == cpu::Isa::amx && api::selection(k->family).kernel == k;
+  unsigned long mask = 0;
+  ASSERT_EQ(0, syscall(SYS_arch_prctl, 0x1022 /* ARCH_GET_XCOMP_PERM */, &mask));
+  EXPECT_EQ(amx_kernel_in_use, (mask >> 18) & 1) << "tile-data permission state";
+  EXPECT_NE(config_line("amx: "), "");
+}
+
 TEST(Dispatch, X86FeaturesAgreeWithProcCpuinfo) {
   // The kernel's view of the CPU, independent of our CPUID code.
   std::ifstream f("/proc/cpuinfo");
@@ -137,6 +157,9 @@ TEST(Dispatch, InvalidIsaIsAnError) {
             mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2));
   EXPECT_NE(std::string(mmla_last_error()).find("MMLA_ISA="), std::string::npos);
   for (float v : c) EXPECT_EQ(v, 3.0f);
+  // Even a call with nothing to compute reports it.
+  EXPECT_EQ(MMLA_STATUS_INVALID_ENVIRONMENT,
+            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 0, 2, 2, 1, a, 2, b, 2, 0, c, 2));
 }
 
 }  // namespace

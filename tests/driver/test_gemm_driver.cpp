@@ -48,7 +48,8 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       [&](std::int64_t q, std::int64_t j) { return b.at(q, j); }, cs.beta,
       [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
   ASSERT_TRUE(matches(
-      r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(cs.k)))
+      r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); },
+      fp32_bound_factor(cs.k, static_cast<std::int64_t>(blk.kc))))
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
       << " alpha=" << cs.alpha << " beta=" << cs.beta;

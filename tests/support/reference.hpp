@@ -76,11 +76,14 @@ Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float a
   return r;
 }
 
-// Any summation order of k products in fp32 errs by at most about (k + 1) u times the absolute
-// sum; alpha and beta add three more roundings. The bound is that, with 1% headroom for the
-// second-order term — no fixed tolerance.
-inline double fp32_bound_factor(std::int64_t k) {
-  return 1.01 * static_cast<double>(k + 4) * kUnitRoundoffF32;
+// The driver splits k into blocks of at most kc; each block is summed in registers in any order
+// (at most kb roundings for kb products) and then folded into C with alpha (a multiply and an
+// add, or beta's multiply and add on the first block). So an element errs by at most about
+// (k + 2 * ceil(k / kc) + 2) u times its absolute scale. The bound is exactly that, with 1%
+// headroom for second-order terms: no fixed tolerance.
+inline double fp32_bound_factor(std::int64_t k, std::int64_t kc) {
+  const std::int64_t blocks = kc > 0 ? (k + kc - 1) / kc : 1;
+  return 1.01 * static_cast<double>(k + 2 * blocks + 2) * kUnitRoundoffF32;
 }
 
 template <class C>

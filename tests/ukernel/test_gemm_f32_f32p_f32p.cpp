@@ -58,7 +58,7 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
       [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
       [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta, c0);
   const auto got = [&](std::int64_t i, std::int64_t j) { return c.at(i + 1, j + 2); };
-  ASSERT_TRUE(matches(r, got, fp32_bound_factor(static_cast<std::int64_t>(k))))
+  ASSERT_TRUE(matches(r, got, fp32_bound_factor(static_cast<std::int64_t>(k), static_cast<std::int64_t>(k))))
       << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta;
   // Nothing outside the tile changed (bitwise, NaN-safe).
   for (std::size_t i = 0; i < rows; ++i)
