@@ -3,6 +3,7 @@
 #ifndef MMLA_MMLA_H
 #define MMLA_MMLA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(_WIN32)
@@ -46,6 +47,28 @@ MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float a
                                         int64_t a_row_stride, int64_t a_col_stride, const float* b,
                                         int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
                                         int64_t c_row_stride, int64_t c_col_stride);
+
+/* Prepacked weights. mmla_pack_b packs op(B) (k x n) once into the layout of the kernel chosen at
+ * run time; mmla_gemm_packed then computes C = alpha * op(A) * B + beta * C for any A without
+ * repacking. A handle is tied to the kernel and blocking it was packed for: using it after the
+ * kernel changed (a different MMLA_ISA or fp-math mode) or with another k or n is an
+ * MMLA_STATUS_INVALID_ARGUMENT error, not a wrong answer. Handles are immutable once packed and
+ * may be shared by concurrent calls. */
+typedef struct mmla_packed_matrix mmla_packed_matrix;
+
+MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                                 const float *b, int64_t ldb, mmla_packed_matrix **packed);
+
+/* Bytes the packed data occupies (what prepacking costs in memory). */
+MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix *packed, size_t *bytes);
+
+/* m x n result; k and n must be those the handle was packed with. */
+MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const float *a, int64_t lda,
+                                      const mmla_packed_matrix *b, float beta, float *c, int64_t ldc);
+
+/* Frees a handle (null is allowed). */
+MMLA_API void mmla_packed_free(mmla_packed_matrix *packed);
 
 /* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap and
  * the kernel chosen for each family with the reason. The string lives for the whole process. */

@@ -91,6 +91,83 @@ inline void gemm(MatrixView<const float> a, MatrixView<const float> b, MatrixVie
   gemm(1.0f, a, b, 0.0f, c);
 }
 
+namespace detail {
+// Expresses a view as a BLAS operand in row-major layout: (transposed?, leading dimension). A view
+// without a unit stride has no such form.
+template <class T>
+void blas_form(const MatrixView<T>& v, const char* what, mmla_transpose* trans, std::int64_t* ld) {
+  const std::int64_t rs = v.rows <= 1 ? (v.cols > 1 ? v.cols : 1) * v.col_stride : v.row_stride;
+  const std::int64_t cs = v.cols <= 1 ? 1 : v.col_stride;
+  if (cs == 1) {
+    *trans = MMLA_NO_TRANS, *ld = rs > 0 ? rs : 1;
+  } else if (rs == 1 || v.rows <= 1) {
+    *trans = MMLA_TRANS, *ld = cs;
+  } else {
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT,
+                std::string("mmla: ") + what + " needs a unit stride in one dimension for this call");
+  }
+}
+}  // namespace detail
+
+// Weights packed once into the layout of the kernel chosen at run time (see mmla_pack_b), for any
+// number of gemm() calls with different A. Move-only; frees the packed data when destroyed.
+class PackedMatrix {
+ public:
+  // Packs b (k x n); b needs a unit stride in one dimension.
+  explicit PackedMatrix(MatrixView<const float> b) : rows_(b.rows), cols_(b.cols) {
+    mmla_transpose trans;
+    std::int64_t ld;
+    detail::blas_form(b, "PackedMatrix: b", &trans, &ld);
+    detail::check(mmla_pack_b(MMLA_ROW_MAJOR, trans, b.rows, b.cols, b.data, ld, &handle_));
+  }
+  PackedMatrix(const PackedMatrix&) = delete;
+  PackedMatrix& operator=(const PackedMatrix&) = delete;
+  PackedMatrix(PackedMatrix&& o) noexcept : handle_(o.handle_), rows_(o.rows_), cols_(o.cols_) {
+    o.handle_ = nullptr;
+  }
+  PackedMatrix& operator=(PackedMatrix&& o) noexcept {
+    if (this != &o) {
+      mmla_packed_free(handle_);
+      handle_ = o.handle_, rows_ = o.rows_, cols_ = o.cols_;
+      o.handle_ = nullptr;
+    }
+    return *this;
+  }
+  ~PackedMatrix() { mmla_packed_free(handle_); }
+
+  std::int64_t rows() const noexcept { return rows_; }  // k
+  std::int64_t cols() const noexcept { return cols_; }  // n
+  std::size_t bytes() const {
+    std::size_t b = 0;
+    detail::check(mmla_packed_size(handle_, &b));
+    return b;
+  }
+  const mmla_packed_matrix* get() const noexcept { return handle_; }
+
+ private:
+  mmla_packed_matrix* handle_ = nullptr;
+  std::int64_t rows_ = 0, cols_ = 0;
+};
+
+// c = alpha * a * b + beta * c with prepacked b. a and c need a unit stride in one dimension.
+inline void gemm(float alpha, MatrixView<const float> a, const PackedMatrix& b, float beta,
+                 MatrixView<float> c) {
+  if (a.rows != c.rows || b.cols() != c.cols || a.cols != b.rows())
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
+                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                                                  ", packed b is " + std::to_string(b.rows()) + " x " +
+                                                  std::to_string(b.cols()) + ", c is " +
+                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  // Row-major C as is; a column-major C is the row-major C^T, so describe everything transposed.
+  mmla_transpose tc, ta;
+  std::int64_t ldc, lda;
+  detail::blas_form(c, "c", &tc, &ldc);
+  const bool row = tc == MMLA_NO_TRANS;
+  detail::blas_form(row ? a : a.t(), "a", &ta, &lda);
+  detail::check(mmla_gemm_packed(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, ta, a.rows, c.cols, a.cols, alpha,
+                                 a.data, lda, b.get(), beta, c.data, ldc));
+}
+
 inline std::string config() { return mmla_get_config(); }
 inline std::string version() { return mmla_version(); }
 

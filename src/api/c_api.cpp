@@ -4,12 +4,7 @@
 
 using mmla::api::ArgError;
 
-namespace {
-mmla_status argument_error(const char* function, const ArgError& err) {
-  return mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT, std::string(function) + ": argument " +
-                                                           std::to_string(err.position) + ": " + err.reason);
-}
-}  // namespace
+using mmla::api::argument_error;
 
 extern "C" {
 
@@ -19,8 +14,8 @@ MMLA_API mmla_status mmla_sgemm(mmla_layout layout, mmla_transpose trans_a, mmla
   mmla::api::clear_error();
   mmla::driver::GemmProblem p;
   ArgError err;
-  if (!mmla::api::blas_to_problem(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &p,
-                                  &err))
+  if (!mmla::api::blas_to_problem(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                  true, &p, &err))
     return argument_error("mmla_sgemm", err);
   return mmla::api::run_sgemm(p);
 }
@@ -33,7 +28,7 @@ MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float a
   mmla::driver::GemmProblem p;
   ArgError err;
   if (!mmla::api::strided_to_problem(m, n, k, alpha, a, a_row_stride, a_col_stride, b, b_row_stride,
-                                     b_col_stride, beta, c, c_row_stride, c_col_stride, &p, &err))
+                                     b_col_stride, beta, c, c_row_stride, c_col_stride, true, &p, &err))
     return argument_error("mmla_sgemm_strided", err);
   return mmla::api::run_sgemm(p);
 }

@@ -14,12 +14,11 @@ MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_T
   mmla::api::clear_error();
   mmla::driver::GemmProblem p;
   mmla::api::ArgError err;
-  if (!mmla::api::blas_to_problem(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, &p,
-                                  &err)) {
+  if (!mmla::api::blas_to_problem(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, true,
+                                  &p, &err)) {
     std::fprintf(stderr, "Parameter %d to routine cblas_sgemm was incorrect (%s)\n", err.position,
                  err.reason.c_str());
-    mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT,
-                    "cblas_sgemm: argument " + std::to_string(err.position) + ": " + err.reason);
+    mmla::api::argument_error("cblas_sgemm", err);
     return;
   }
   if (mmla::api::run_sgemm(p) != MMLA_STATUS_SUCCESS)

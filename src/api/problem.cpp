@@ -33,12 +33,18 @@ mmla_status fail(mmla_status status, std::string reason) {
   t_last_error = std::move(reason);
   return status;
 }
+mmla_status argument_error(const char* function, const ArgError& err) {
+  return fail(MMLA_STATUS_INVALID_ARGUMENT,
+              std::string(function) + ": argument " + std::to_string(err.position) + ": " + err.reason);
+}
+
 void clear_error() { t_last_error.clear(); }
 const char* last_error() { return t_last_error.c_str(); }
 
 bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                      float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-                     float beta, float* c, std::int64_t ldc, driver::GemmProblem* out, ArgError* err) {
+                     float beta, float* c, std::int64_t ldc, bool allow_transpose, driver::GemmProblem* out,
+                     ArgError* err) {
   const bool row = layout == MMLA_ROW_MAJOR;
   if (!row && layout != MMLA_COL_MAJOR)
     return reject(err, 1, "layout = " + str(layout) + " is neither row major (101) nor column major (102)");
@@ -82,13 +88,13 @@ bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::
   if (!extent_fits(m, n, row ? ldc : 1, row ? 1 : ldc))
     return reject(err, 14, "C's extent overflows the address space");
   return strided_to_problem(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, row ? ldc : 1,
-                            row ? 1 : ldc, out, err);
+                            row ? 1 : ldc, allow_transpose, out, err);
 }
 
 bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                         std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
                         std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
-                        driver::GemmProblem* out, ArgError* err) {
+                        bool allow_transpose, driver::GemmProblem* out, ArgError* err) {
   if (m < 0) return reject(err, 1, "m = " + str(m) + " is negative");
   if (n < 0) return reject(err, 2, "n = " + str(n) + " is negative");
   if (k < 0) return reject(err, 3, "k = " + str(k) + " is negative");
@@ -110,31 +116,40 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
         err, 13,
         "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") are not valid for " + str(m) + " x " + str(n));
 
+  // A dimension of extent <= 1 is never stepped along: its stride is irrelevant.
+  if (n <= 1) c_cs = 1;
+  if (m <= 1) c_rs = 1;
+  // Distinct (i, j) must be distinct elements: rows (or columns) must not interleave.
+  const auto no_overlap = [](std::int64_t outer_stride, std::int64_t inner_extent,
+                             std::int64_t inner_stride) {
+    std::int64_t span = 0;
+    return !__builtin_mul_overflow(inner_extent, inner_stride, &span) && outer_stride >= span;
+  };
+  if (m > 1 && n > 1 && !no_overlap(c_rs, n, c_cs) && !no_overlap(c_cs, m, c_rs))
+    return reject(err, 13,
+                  "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") make elements of the " + str(m) +
+                      " x " + str(n) + " result overlap");
+
   driver::GemmProblem& p = *out;
   p = {};
   p.alpha = alpha;
   p.beta = beta;
-  // The kernels write C along unit-stride rows. A C with unit row stride is the transpose of a
-  // row-major one: C^T = B^T A^T, i.e. swap the operands and their strides.
-  const bool rows_ok = n <= 1 || c_cs == 1;
-  const bool cols_ok = m <= 1 || c_rs == 1;
-  if (rows_ok && (n <= 1 ? true : m <= 1 || c_rs >= n)) {
-    p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n);
-    p.a = a, p.a_rs = a_rs, p.a_cs = a_cs;
-    p.b = b, p.b_rs = b_rs, p.b_cs = b_cs;
-    p.ldc = static_cast<std::size_t>(m <= 1 ? std::max<std::int64_t>(n, 1) : c_rs);
-  } else if (cols_ok && (n <= 1 || c_cs >= m)) {
+  p.k = static_cast<std::size_t>(k);
+  p.c = c;
+  // Kernels store rows of C with vector stores when C's column stride is 1. A C with unit row stride
+  // is the transpose of such a one: C^T = B^T A^T, i.e. swap the operands and their strides. Other
+  // strides work too, through the kernels' tile buffer.
+  if (c_cs != 1 && c_rs == 1 && allow_transpose) {
     p.m = static_cast<std::size_t>(n), p.n = static_cast<std::size_t>(m);
     p.a = b, p.a_rs = b_cs, p.a_cs = b_rs;
     p.b = a, p.b_rs = a_cs, p.b_cs = a_rs;
-    p.ldc = static_cast<std::size_t>(n <= 1 ? std::max<std::int64_t>(m, 1) : c_cs);
+    p.c_rs = c_cs, p.c_cs = c_rs;
   } else {
-    return reject(err, 13,
-                  "C's strides (" + str(c_rs) + ", " + str(c_cs) +
-                      ") must be a row-major or column-major layout without overlap");
+    p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n);
+    p.a = a, p.a_rs = a_rs, p.a_cs = a_cs;
+    p.b = b, p.b_rs = b_rs, p.b_cs = b_cs;
+    p.c_rs = c_rs, p.c_cs = c_cs;
   }
-  p.k = static_cast<std::size_t>(k);
-  p.c = c;
   return true;
 }
 

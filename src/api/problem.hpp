@@ -17,14 +17,17 @@ struct ArgError {
   std::string reason;
 };
 
+// allow_transpose: the problem may be turned into C^T = B^T A^T so that C's unit stride runs along
+// the kernel's rows; false when B's role is fixed (prepacked B).
 bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                      float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-                     float beta, float* c, std::int64_t ldc, driver::GemmProblem* out, ArgError* err);
+                     float beta, float* c, std::int64_t ldc, bool allow_transpose, driver::GemmProblem* out,
+                     ArgError* err);
 
 bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                         std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
                         std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
-                        driver::GemmProblem* out, ArgError* err);
+                        bool allow_transpose, driver::GemmProblem* out, ArgError* err);
 
 // The kernel and blocking used for a family, chosen once per process.
 struct Selection {
@@ -36,6 +39,9 @@ const Selection& selection(ukernel::Family family);
 
 // Runs a checked problem on the selected kernel; sets the last error on failure.
 mmla_status run_sgemm(const driver::GemmProblem& p);
+
+// Sets the last error to "<function>: argument <position>: <reason>" and returns INVALID_ARGUMENT.
+mmla_status argument_error(const char* function, const ArgError& err);
 
 mmla_status fail(mmla_status status, std::string reason);
 void clear_error();

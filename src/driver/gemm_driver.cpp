@@ -34,23 +34,57 @@ class Scratch {
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 
 void scale_c(const GemmProblem& p) {
+  if (p.beta == 1.0f) return;
   for (std::size_t i = 0; i < p.m; ++i) {
-    float* row = p.c + i * p.ldc;
-    if (p.beta == 0.0f) {
-      std::fill(row, row + p.n, 0.0f);
-    } else if (p.beta != 1.0f) {
-      for (std::size_t j = 0; j < p.n; ++j) row[j] *= p.beta;
+    float* row = p.c + static_cast<std::ptrdiff_t>(i) * p.c_rs;
+    for (std::size_t j = 0; j < p.n; ++j) {
+      float& v = row[static_cast<std::ptrdiff_t>(j) * p.c_cs];
+      v = p.beta == 0.0f ? 0.0f : v * p.beta;
     }
   }
 }
 
 }  // namespace
 
-Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
+std::size_t PackedBLayout::bytes() const {
+  const std::size_t nr = static_cast<std::size_t>(kernel->nr), kr = static_cast<std::size_t>(kernel->kr);
+  // Every KC block but the last is full, so the packed depth is the sum of rounded block depths.
+  const std::size_t full_k = k / kc, rest_k = k % kc;
+  const std::size_t kp_total = full_k * round_up(kc, kr) + (rest_k ? round_up(rest_k, kr) : 0);
+  const std::size_t full_n = n / nc, rest_n = n % nc;
+  const std::size_t np_total = full_n * round_up(nc, nr) + (rest_n ? round_up(rest_n, nr) : 0);
+  return np_total * kp_total * kernel->elem_size;
+}
+
+std::size_t PackedBLayout::offset(std::size_t jc, std::size_t pc) const {
+  const std::size_t nr = static_cast<std::size_t>(kernel->nr), kr = static_cast<std::size_t>(kernel->kr);
+  const std::size_t full_k = k / kc, rest_k = k % kc;
+  const std::size_t kp_total = full_k * round_up(kc, kr) + (rest_k ? round_up(rest_k, kr) : 0);
+  const std::size_t width = round_up(std::min(nc, n - jc), nr);
+  // Blocks before column block jc are all full width; those before pc in this column are full depth.
+  return ((jc / nc) * round_up(nc, nr) * kp_total + width * (pc / kc) * round_up(kc, kr)) * kernel->elem_size;
+}
+
+void pack_b_whole(const PackedBLayout& l, const void* b, std::ptrdiff_t b_rs, std::ptrdiff_t b_cs,
+                  void* dst) {
+  const auto elem = static_cast<std::ptrdiff_t>(l.kernel->elem_size);
+  for (std::size_t jc = 0; jc < l.n; jc += l.nc)
+    for (std::size_t pc = 0; pc < l.k; pc += l.kc) {
+      const char* src =
+          static_cast<const char*>(b) +
+          (static_cast<std::ptrdiff_t>(pc) * b_rs + static_cast<std::ptrdiff_t>(jc) * b_cs) * elem;
+      l.kernel->pack_b(src, b_cs, b_rs, std::min(l.nc, l.n - jc), std::min(l.kc, l.k - pc),
+                       static_cast<char*>(dst) + l.offset(jc, pc));
+    }
+}
+
+Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, const GemmProblem& p) {
   if (p.k == 0 || p.alpha == 0.0f) {
     scale_c(p);
     return Status::ok;
   }
+  Blocking blocking = blocking_in;
+  if (p.b_layout != nullptr) blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);
@@ -58,19 +92,19 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const G
   const std::size_t mc_max = std::min(blocking.mc, p.m);
   const std::size_t nc_max = std::min(blocking.nc, p.n);
   const std::size_t kc_max = std::min(blocking.kc, p.k);
-  const std::size_t a_bytes = round_up(mc_max, mr) * round_up(kc_max, kr) * elem;
-  const std::size_t b_bytes = round_up(nc_max, nr) * round_up(kc_max, kr) * elem;
+  const std::size_t a_bytes = round_up(round_up(mc_max, mr) * round_up(kc_max, kr) * elem, 64);
+  const std::size_t b_bytes = p.b_packed ? 0 : round_up(nc_max, nr) * round_up(kc_max, kr) * elem;
 
   static thread_local Scratch scratch;
-  char* const buffer = static_cast<char*>(scratch.get(round_up(a_bytes, 64) + b_bytes));
+  char* const buffer = static_cast<char*>(scratch.get(a_bytes + b_bytes));
   if (buffer == nullptr) return Status::out_of_memory;
   char* const a_packed = buffer;
-  char* const b_packed = buffer + round_up(a_bytes, 64);
+  char* const b_buffer = buffer + a_bytes;
 
   const char* const a = static_cast<const char*>(p.a);
   const char* const b = static_cast<const char*>(p.b);
-  const auto sz = [elem](std::size_t rows, std::ptrdiff_t stride) {
-    return static_cast<std::ptrdiff_t>(rows) * stride * static_cast<std::ptrdiff_t>(elem);
+  const auto off = [elem](std::size_t i, std::ptrdiff_t stride) {
+    return static_cast<std::ptrdiff_t>(i) * stride * static_cast<std::ptrdiff_t>(elem);
   };
 
   for (std::size_t jc = 0; jc < p.n; jc += blocking.nc) {
@@ -80,17 +114,24 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const G
       const std::size_t kcp = round_up(kc, kr);
       // The first K block applies the caller's beta; later ones accumulate onto it.
       const float beta = pc == 0 ? p.beta : 1.0f;
-      kernel.pack_b(b + sz(pc, p.b_rs) + sz(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_packed);
+      const char* b_packed;
+      if (p.b_packed != nullptr) {
+        b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc);
+      } else {
+        kernel.pack_b(b + off(pc, p.b_rs) + off(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_buffer);
+        b_packed = b_buffer;
+      }
       for (std::size_t ic = 0; ic < p.m; ic += blocking.mc) {
         const std::size_t mc = std::min(blocking.mc, p.m - ic);
-        kernel.pack_a(a + sz(ic, p.a_rs) + sz(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
+        kernel.pack_a(a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* const bp = b_packed + jr * kcp * elem;
           for (std::size_t ir = 0; ir < mc; ir += mr) {
             const std::size_t m_tile = std::min(mr, mc - ir);
-            float* const c = p.c + (ic + ir) * p.ldc + jc + jr;
-            kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, c, p.ldc, p.alpha, beta);
+            float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
+                             static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
+            kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, c, p.c_rs, p.c_cs, p.alpha, beta);
           }
         }
       }

@@ -9,9 +9,34 @@
 
 namespace mmla::driver {
 
-// The one internal problem form every API call is normalised to: C (m x n) is row-major with row
-// stride ldc; A (m x k) and B (k x n) are strided views, any transpose already folded into the
-// strides. beta == 0 means C is written without being read.
+// Cache blocks: MC rows of A x KC depth stay in L2, KC x NC of B in L3, a KC x NR micro-panel of B
+// in L1 (see docs/blocking.md). Any positive values are correct; tests force tiny ones.
+struct Blocking {
+  std::size_t mc = 0, kc = 0, nc = 0;
+};
+
+Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);
+
+// Where each KC x NC block of a whole prepacked B lives: blocks in jc-major, pc-minor order, each
+// laid out as the kernel's pack_b writes it. Fixed by the kernel, the KC/NC it was packed with and
+// the shape.
+struct PackedBLayout {
+  const ukernel::GemmKernel* kernel = nullptr;
+  std::size_t k = 0, n = 0, kc = 0, nc = 0;
+
+  std::size_t bytes() const;
+  std::size_t offset(std::size_t jc, std::size_t pc) const;  // jc, pc: element offsets of the block
+};
+
+// Packs all of B (k x n, element (p, j) at b[p * b_rs + j * b_cs]) into dst (layout.bytes() bytes).
+void pack_b_whole(const PackedBLayout& layout, const void* b, std::ptrdiff_t b_rs, std::ptrdiff_t b_cs,
+                  void* dst);
+
+// The one internal problem form every API call is normalised to: A (m x k) and B (k x n) are strided
+// views, any transpose already folded into the strides; element (i, j) of C is at
+// c[i * c_rs + j * c_cs] (the API arranges c_cs == 1 whenever it can: kernels store rows with vector
+// stores). beta == 0 means C is written without being read. With b_packed set, B comes prepacked
+// in that layout (b, b_rs, b_cs unused) and its KC/NC override the blocking's.
 struct GemmProblem {
   std::size_t m = 0, n = 0, k = 0;
   float alpha = 1.0f, beta = 0.0f;
@@ -20,16 +45,10 @@ struct GemmProblem {
   const void* b = nullptr;
   std::ptrdiff_t b_rs = 0, b_cs = 0;
   float* c = nullptr;
-  std::size_t ldc = 0;
+  std::ptrdiff_t c_rs = 0, c_cs = 1;
+  const void* b_packed = nullptr;
+  const PackedBLayout* b_layout = nullptr;
 };
-
-// Cache blocks: MC rows of A x KC depth stay in L2, KC x NC of B in L3, a KC x NR micro-panel of B
-// in L1 (see docs/blocking.md). Any positive values are correct; tests force tiny ones.
-struct Blocking {
-  std::size_t mc = 0, kc = 0, nc = 0;
-};
-
-Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);
 
 enum class Status { ok, out_of_memory };
 

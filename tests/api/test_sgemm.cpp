@@ -283,20 +283,48 @@ TEST(SgemmStrided, GeneralStridesAndBothCLayouts) {
   }
 }
 
-TEST(SgemmStrided, RejectsCWithoutAUnitStrideOrOverlapping) {
+TEST(SgemmStrided, CWithNoUnitStride) {
+  // A result written into every other column of a wider matrix (a strided slice).
+  const std::int64_t m = 7, n = 9, k = 13;
+  const Strided a = make_matrix(m, k, true, 0, 11), b = make_matrix(k, n, false, 1, 12);
+  for (const auto& [c_rs, c_cs] : {std::pair<std::int64_t, std::int64_t>{2 * n + 1, 2}, {3, 3 * m}}) {
+    std::vector<float> c(static_cast<std::size_t>(m * c_rs + n * c_cs), 4.0f);
+    const std::vector<float> before = c;
+    ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sgemm_strided(m, n, k, 1.0f, a.data.data(), a.rs, a.cs, b.data.data(),
+                                                      b.rs, b.cs, 0.0f, c.data(), c_rs, c_cs))
+        << mmla_last_error();
+    const Reference r = reference_gemm(
+        m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+        [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, 0.0f,
+        [](std::int64_t, std::int64_t) { return 0.0f; });
+    EXPECT_TRUE(matches(
+        r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * c_rs + j * c_cs)]; },
+        fp32_bound_factor(k, library_kc())));
+    std::size_t written = 0;
+    for (std::size_t idx = 0; idx < c.size(); ++idx) written += c[idx] != before[idx];
+    EXPECT_LE(written, static_cast<std::size_t>(m * n)) << "wrote outside C's elements";
+  }
+}
+
+TEST(SgemmStrided, RejectsOverlappingOrInvalidC) {
   std::vector<float> a(100, 1.0f), b(100, 1.0f), c(100, 5.0f);
-  // Neither stride of C is 1.
-  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
-            mmla_sgemm_strided(3, 3, 2, 1, a.data(), 2, 1, b.data(), 3, 1, 0, c.data(), 6, 2));
   // Rows of C overlap (row stride smaller than the row length).
   EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
             mmla_sgemm_strided(3, 3, 2, 1, a.data(), 2, 1, b.data(), 3, 1, 0, c.data(), 2, 1));
+  EXPECT_NE(std::string(mmla_last_error()).find("overlap"), std::string::npos) << mmla_last_error();
+  // Rows and columns interleave.
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_sgemm_strided(3, 3, 2, 1, a.data(), 2, 1, b.data(), 3, 1, 0, c.data(), 2, 3));
   // Zero stride along a dimension longer than 1.
   EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
             mmla_sgemm_strided(3, 3, 2, 1, a.data(), 0, 1, b.data(), 3, 1, 0, c.data(), 3, 1));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_sgemm_strided(3, 3, 2, 1, a.data(), 2, 1, b.data(), 3, 1, 0, c.data(), 3, 0));
   // Offsets that overflow.
   EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_sgemm_strided(3, 3, 2, 1, a.data(), INT64_MAX / 2 + 1, 1,
                                                              b.data(), 3, 1, 0, c.data(), 3, 1));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_sgemm_strided(3, 3, 2, 1, a.data(), 2, 1, b.data(), 3, 1, 0,
+                                                             c.data(), INT64_MAX / 2 + 1, 1));
   for (float v : c) ASSERT_EQ(v, 5.0f);
 }
 
@@ -329,7 +357,7 @@ TEST(CppApi, ErrorsThrowAndLeaveCUntouched) {
     EXPECT_EQ(e.status(), MMLA_STATUS_INVALID_ARGUMENT);
     EXPECT_NE(std::string(e.what()).find("shapes do not match"), std::string::npos) << e.what();
   }
-  const mmla::MatrixView<float> strided_c(c.data(), 2, 2, 4, 2);  // no unit stride
+  const mmla::MatrixView<float> strided_c(c.data(), 2, 2, 1, 1);  // elements overlap
   const auto va2 = mmla::MatrixView<const float>::row_major(a.data(), 2, 3);
   const auto vb2 = mmla::MatrixView<const float>::row_major(b.data(), 3, 2);
   EXPECT_THROW(mmla::gemm(va2, vb2, strided_c), mmla::Error);

@@ -21,14 +21,16 @@ struct Case {
   std::int64_t m, n, k;
   bool a_row_major, b_row_major;
   float alpha, beta;
+  bool c_row_major = true;  // false: C column-major (the kernels' strided-store path)
+  bool prepack_b = false;   // B packed whole beforehand (the prepacked-weights path)
 };
 
 void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs) {
   const auto seed = static_cast<std::uint32_t>(cs.m * 7919 + cs.n * 104729 + cs.k);
   const Strided a = make_matrix(cs.m, cs.k, cs.a_row_major, 2, seed);
   const Strided b = make_matrix(cs.k, cs.n, cs.b_row_major, 1, seed + 1);
-  const std::int64_t ldc = cs.n + 3;
-  Strided c = make_matrix(cs.m, ldc, true, 0, seed + 2);
+  // C is the top-left m x n of an (m + 2) x (n + 3) matrix: the rest must stay untouched.
+  Strided c = make_matrix(cs.m + 2, cs.n + 3, cs.c_row_major, 0, seed + 2);
   if (cs.beta == 0.0f)
     for (std::int64_t i = 0; i < cs.m; ++i)
       for (std::int64_t j = 0; j < cs.n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
@@ -39,8 +41,16 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   p.k = static_cast<std::size_t>(cs.k);
   p.alpha = cs.alpha, p.beta = cs.beta;
   p.a = a.data.data(), p.a_rs = a.rs, p.a_cs = a.cs;
-  p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
-  p.c = c.data.data(), p.ldc = static_cast<std::size_t>(ldc);
+  p.c = c.data.data(), p.c_rs = c.rs, p.c_cs = c.cs;
+  driver::PackedBLayout layout{&kn, p.k, p.n, blk.kc, blk.nc};
+  std::vector<char> packed;
+  if (cs.prepack_b) {
+    packed.resize(layout.bytes());
+    driver::pack_b_whole(layout, b.data.data(), b.rs, b.cs, packed.data());
+    p.b_packed = packed.data(), p.b_layout = &layout;
+  } else {
+    p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
+  }
   ASSERT_EQ(driver::gemm(kn, blk, p), driver::Status::ok);
 
   const Reference r = reference_gemm(
@@ -52,12 +62,14 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       fp32_bound_factor(cs.k, static_cast<std::int64_t>(blk.kc))))
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
-      << " alpha=" << cs.alpha << " beta=" << cs.beta;
-  for (std::int64_t i = 0; i < cs.m; ++i)
-    for (std::int64_t j = cs.n; j < ldc; ++j)
-      ASSERT_EQ(0, std::memcmp(&c.data[static_cast<std::size_t>(i * ldc + j)],
-                               &before.data[static_cast<std::size_t>(i * ldc + j)], sizeof(float)))
-          << "padding of C written";
+      << " alpha=" << cs.alpha << " beta=" << cs.beta << " c_row_major=" << cs.c_row_major
+      << " prepack_b=" << cs.prepack_b;
+  for (std::int64_t i = 0; i < cs.m + 2; ++i)
+    for (std::int64_t j = 0; j < cs.n + 3; ++j) {
+      if (i < cs.m && j < cs.n) continue;
+      const float now = c.at(i, j), was = before.at(i, j);
+      ASSERT_EQ(0, std::memcmp(&now, &was, sizeof(float))) << "wrote outside C at (" << i << ", " << j << ")";
+    }
 }
 
 std::vector<const GemmKernel*> usable_kernels() {
@@ -104,6 +116,43 @@ TEST_P(Driver, PrimeShapeDefaultAndSmallBlocking) {
       }
 }
 
+TEST_P(Driver, ColumnMajorCAndPrepackedB) {
+  const GemmKernel& kn = *GetParam();
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  const driver::Blocking blockings[] = {
+      {5, 3, 7},
+      {static_cast<std::size_t>(2 * mr + 1), 17, static_cast<std::size_t>(3 * nr - 1)},
+      driver::blocking_for(kn, cpu::info().caches),
+  };
+  for (const auto& blk : blockings)
+    for (bool c_row : {true, false})
+      for (bool prepack : {false, true})
+        for (bool b_row : {true, false}) {
+          run_case(kn, blk, {2 * mr + 3, 2 * nr + 5, 40, true, b_row, -1.5f, 0.5f, c_row, prepack});
+          run_case(kn, blk, {1, 3 * nr + 1, 33, false, b_row, 1.0f, 0.0f, c_row, prepack});
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST_P(Driver, PackedLayoutOffsetsTileTheBuffer) {
+  // Blocks in jc-major, pc-minor order, each exactly as large as pack_b writes: consecutive
+  // offsets differ by the block sizes and the last one ends at bytes().
+  const GemmKernel& kn = *GetParam();
+  const auto round_up = [](std::size_t v, std::size_t to) { return (v + to - 1) / to * to; };
+  for (const driver::PackedBLayout l :
+       {driver::PackedBLayout{&kn, 100, 70, 32, 2 * static_cast<std::size_t>(kn.nr)},
+        driver::PackedBLayout{&kn, 64, 13, 64, 5}}) {
+    std::size_t expect = 0;
+    for (std::size_t jc = 0; jc < l.n; jc += l.nc)
+      for (std::size_t pc = 0; pc < l.k; pc += l.kc) {
+        EXPECT_EQ(l.offset(jc, pc), expect) << "block (" << jc << ", " << pc << ")";
+        expect += round_up(std::min(l.nc, l.n - jc), static_cast<std::size_t>(kn.nr)) *
+                  round_up(std::min(l.kc, l.k - pc), static_cast<std::size_t>(kn.kr)) * kn.elem_size;
+      }
+    EXPECT_EQ(l.bytes(), expect);
+  }
+}
+
 TEST_P(Driver, DefaultBlockingIsSane) {
   const GemmKernel& kn = *GetParam();
   const driver::Blocking b = driver::blocking_for(kn, cpu::info().caches);
@@ -126,8 +175,8 @@ TEST_P(Driver, ZeroDepthAndZeroAlphaOnlyScaleC) {
       driver::GemmProblem p;
       p.m = 3, p.n = 4, p.k = k, p.alpha = 0.0f, p.beta = beta;
       if (k == 0) p.alpha = 1.0f;
-      p.a = a.data(), p.a_rs = 5, p.a_cs = 1, p.b = b.data(), p.b_rs = 4, p.b_cs = 1, p.c = c.data(),
-      p.ldc = 4;
+      p.a = a.data(), p.a_rs = 5, p.a_cs = 1, p.b = b.data(), p.b_rs = 4, p.b_cs = 1;
+      p.c = c.data(), p.c_rs = 4, p.c_cs = 1;
       ASSERT_EQ(driver::gemm(kn, blk, p), driver::Status::ok);
       for (float v : c) EXPECT_EQ(v, 3.0f * beta) << "k=" << k << " beta=" << beta;
     }

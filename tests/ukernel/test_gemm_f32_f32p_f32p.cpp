@@ -30,42 +30,45 @@ class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
   }
 };
 
-// One call of the kernel on an m x n tile of depth k, C a sub-tile at (1, 2) of a larger matrix.
-void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta) {
+// One call of the kernel on an m x n tile of depth k, C a sub-tile at (1, 2) of a larger matrix
+// stored row-major (the vector-store path) or column-major (the strided path).
+void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta,
+              bool c_row_major = true) {
   const std::size_t mr = kn.mr, nr = kn.nr, kr = kn.kr;
   const std::size_t kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
-  const Strided a = make_matrix(static_cast<std::int64_t>(m), static_cast<std::int64_t>(k), true, 0, seed);
-  const Strided b =
-      make_matrix(static_cast<std::int64_t>(k), static_cast<std::int64_t>(n), true, 0, seed + 1);
+  const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
+             ik = static_cast<std::int64_t>(k);
+  const Strided a = make_matrix(im, ik, true, 0, seed);
+  const Strided b = make_matrix(ik, in, true, 0, seed + 1);
   std::vector<float> ap(mr * kp), bp(nr * kp);
   kn.pack_a(a.data.data(), a.rs, a.cs, m, k, ap.data());
   kn.pack_b(b.data.data(), b.cs, b.rs, n, k, bp.data());
 
-  const std::size_t ldc = n + 5, rows = m + 3;
-  Strided c = make_matrix(static_cast<std::int64_t>(rows), static_cast<std::int64_t>(ldc), true, 0, seed + 2);
-  float* const tile = c.data.data() + 1 * ldc + 2;
+  const std::int64_t rows = im + 3, cols = in + 5;
+  Strided c = make_matrix(rows, cols, c_row_major, 0, seed + 2);
   if (beta == 0.0f)  // beta == 0 must not read C: poison the tile
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) tile[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+    for (std::int64_t i = 0; i < im; ++i)
+      for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
 
-  kn.run(m, n, kp, ap.data(), bp.data(), tile, ldc, alpha, beta);
+  kn.run(m, n, kp, ap.data(), bp.data(), &c.at(1, 2), c.rs, c.cs, alpha, beta);
 
   const auto c0 = [&](std::int64_t i, std::int64_t j) { return before.at(i + 1, j + 2); };
   const Reference r = reference_gemm(
-      static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k), alpha,
-      [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+      im, in, ik, alpha, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
       [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta, c0);
   const auto got = [&](std::int64_t i, std::int64_t j) { return c.at(i + 1, j + 2); };
-  ASSERT_TRUE(matches(r, got, fp32_bound_factor(static_cast<std::int64_t>(k), static_cast<std::int64_t>(k))))
-      << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta;
+  ASSERT_TRUE(matches(r, got, fp32_bound_factor(ik, ik)))
+      << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta
+      << " c_row_major=" << c_row_major;
   // Nothing outside the tile changed (bitwise, NaN-safe).
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < ldc; ++j) {
-      const bool inside = i >= 1 && i < 1 + m && j >= 2 && j < 2 + n;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const bool inside = i >= 1 && i < 1 + im && j >= 2 && j < 2 + in;
       if (!inside) {
-        ASSERT_EQ(0, std::memcmp(&c.data[i * ldc + j], &before.data[i * ldc + j], sizeof(float)))
+        const float now = c.at(i, j), was = before.at(i, j);
+        ASSERT_EQ(0, std::memcmp(&now, &was, sizeof(float)))
             << kn.name << " wrote outside its tile at (" << i << ", " << j << ")";
       }
     }
@@ -83,6 +86,17 @@ TEST_P(GemmF32Kernel, EveryTileShape) {
           run_tile(kn, m, n, k, 1.0f, beta);
           if (HasFatalFailure()) return;
         }
+}
+
+TEST_P(GemmF32Kernel, ColumnMajorC) {
+  const GemmKernel& kn = *GetParam();
+  for (std::size_t m : {std::size_t{1}, static_cast<std::size_t>(kn.mr)})
+    for (std::size_t n :
+         {std::size_t{1}, static_cast<std::size_t>(kn.nr) - 1, static_cast<std::size_t>(kn.nr)})
+      for (float beta : {0.0f, 0.5f}) {
+        run_tile(kn, m, n, 19, 1.0f, beta, false);
+        if (HasFatalFailure()) return;
+      }
 }
 
 TEST_P(GemmF32Kernel, AlphaAndLongDepth) {

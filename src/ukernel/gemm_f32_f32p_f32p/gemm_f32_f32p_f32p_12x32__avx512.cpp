@@ -16,7 +16,7 @@ namespace {
 constexpr int kMr = 12, kNr = 32;
 
 void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::size_t ldc, float alpha, float beta) {
+         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   __m512 acc[kMr][2];
@@ -32,14 +32,14 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     bp += kNr;
   }
   const __m512 va = _mm512_set1_ps(alpha);
-  if (m == kMr) {
+  if (m == kMr && c_cs == 1) {
     // Full rows; a partial width is handled with masked loads/stores (no write past column n).
     const __mmask16 m0 = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
     const __mmask16 m1 = n >= 32   ? __mmask16(0xffff)
                          : n <= 16 ? __mmask16(0)
                                    : __mmask16((1u << (n - 16)) - 1);
     for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * ldc;
+      float* ci = c + i * c_rs;
       __m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
       if (beta != 0.0f) {
         const __m512 vb = _mm512_set1_ps(beta);
@@ -56,7 +56,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     _mm512_storeu_ps(tile + i * kNr, acc[i][0]);
     _mm512_storeu_ps(tile + i * kNr + 16, acc[i][1]);
   }
-  store_tile_scalar(m, n, tile, kNr, c, ldc, alpha, beta);
+  store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 constexpr int kMr = 6, kNr = 16;
 
 void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::size_t ldc, float alpha, float beta) {
+         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   __m256 acc[kMr][2];
@@ -32,9 +32,9 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     bp += kNr;
   }
   const __m256 va = _mm256_set1_ps(alpha);
-  if (m == kMr && n == kNr) {
+  if (m == kMr && n == kNr && c_cs == 1) {
     for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * ldc;
+      float* ci = c + i * c_rs;
       __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
       if (beta != 0.0f) {
         const __m256 vb = _mm256_set1_ps(beta);
@@ -51,7 +51,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     _mm256_storeu_ps(tile + i * kNr, acc[i][0]);
     _mm256_storeu_ps(tile + i * kNr + 8, acc[i][1]);
   }
-  store_tile_scalar(m, n, tile, kNr, c, ldc, alpha, beta);
+  store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
 }  // namespace

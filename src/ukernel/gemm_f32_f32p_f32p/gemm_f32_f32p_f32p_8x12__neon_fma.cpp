@@ -16,7 +16,7 @@ namespace {
 constexpr int kMr = 8, kNr = 12;
 
 void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::size_t ldc, float alpha, float beta) {
+         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   float32x4_t acc[kMr][3];
@@ -41,10 +41,10 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     ap += kMr;
     bp += kNr;
   }
-  if (m == kMr && n == kNr) {
+  if (m == kMr && n == kNr && c_cs == 1) {
     const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
     for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * ldc;
+      float* ci = c + i * c_rs;
       for (int j = 0; j < 3; ++j) {
         float32x4_t r = vmulq_f32(va, acc[i][j]);
         if (beta != 0.0f) r = vfmaq_f32(r, vb, vld1q_f32(ci + 4 * j));
@@ -56,7 +56,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   float tile[kMr * kNr];
   for (int i = 0; i < kMr; ++i)
     for (int j = 0; j < 3; ++j) vst1q_f32(tile + i * kNr + 4 * j, acc[i][j]);
-  store_tile_scalar(m, n, tile, kNr, c, ldc, alpha, beta);
+  store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
 }  // namespace

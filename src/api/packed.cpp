@@ -1,0 +1,165 @@
+// Prepacked weights (include/mmla/mmla.h): pack B once in the chosen kernel's layout, multiply any A.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "api/packed.hpp"
+#include "api/problem.hpp"
+#include "mmla/mmla.h"
+#include "ukernel/registry.hpp"
+
+using mmla::api::ArgError;
+
+namespace {
+
+constexpr std::uint64_t kAlive = mmla_packed_matrix::kAlive;
+
+bool reject(ArgError* err, int position, std::string reason) {
+  err->position = position;
+  err->reason = std::move(reason);
+  return false;
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+extern "C" {
+
+MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                                 const float* b, int64_t ldb, mmla_packed_matrix** packed) {
+  mmla::api::clear_error();
+  ArgError err;
+  if (packed == nullptr) {
+    reject(&err, 7, "the output handle pointer is null");
+    return mmla::api::argument_error("mmla_pack_b", err);
+  }
+  *packed = nullptr;
+  // op(B) is the k x n right operand of a row-major product; check it as mmla_sgemm would, with a
+  // 1 x k A and 1 x n C standing in.
+  const bool row = layout == MMLA_ROW_MAJOR;
+  const float dummy = 0.0f;
+  float dummy_c = 0.0f;
+  mmla::driver::GemmProblem p;
+  // Positions in mmla_sgemm's signature -> positions in mmla_pack_b's.
+  const auto position = [](int sgemm_position) {
+    switch (sgemm_position) {
+      case 1: return 1;   // layout
+      case 3: return 2;   // trans_b
+      case 5: return 4;   // n
+      case 6: return 3;   // k
+      case 10: return 5;  // b
+      case 11: return 6;  // ldb
+      default: return 0;  // the stand-ins cannot be wrong
+    }
+  };
+  if (!mmla::api::blas_to_problem(layout, MMLA_NO_TRANS, trans_b, 1, n, k, 1.0f, &dummy,
+                                  row ? std::max<int64_t>(k, 1) : 1, b, ldb, 0.0f, &dummy_c,
+                                  row ? std::max<int64_t>(n, 1) : 1, false, &p, &err)) {
+    err.position = position(err.position);
+    return mmla::api::argument_error("mmla_pack_b", err);
+  }
+  const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
+  if (sel.kernel == nullptr) return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, mmla::cpu::cap().error);
+
+  auto* h = new (std::nothrow) mmla_packed_matrix{};
+  if (h == nullptr)
+    return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY, "mmla_pack_b: no memory for the handle");
+  h->layout.kernel = sel.kernel;
+  h->layout.k = static_cast<std::size_t>(k);
+  h->layout.n = static_cast<std::size_t>(n);
+  h->layout.kc = sel.blocking.kc;
+  h->layout.nc = sel.blocking.nc;
+  if (k > 0 && n > 0) {
+    h->bytes = h->layout.bytes();
+    const std::size_t rounded = (h->bytes + 63) / 64 * 64;
+    h->data = std::aligned_alloc(64, rounded);
+    if (h->data == nullptr) {
+      delete h;
+      return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY,
+                             "mmla_pack_b: could not allocate " + std::to_string(rounded) + " bytes");
+    }
+    mmla::driver::pack_b_whole(h->layout, p.b, p.b_rs, p.b_cs, h->data);
+  }
+  h->magic = kAlive;
+  *packed = h;
+  return MMLA_STATUS_SUCCESS;
+}
+
+MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix* packed, size_t* bytes) {
+  mmla::api::clear_error();
+  ArgError err;
+  if (packed == nullptr || packed->magic != kAlive) {
+    reject(&err, 1, "not a live packed matrix (null, freed, or not made by mmla_pack_b)");
+    return mmla::api::argument_error("mmla_packed_size", err);
+  }
+  if (bytes == nullptr) {
+    reject(&err, 2, "the output pointer is null");
+    return mmla::api::argument_error("mmla_packed_size", err);
+  }
+  *bytes = packed->bytes;
+  return MMLA_STATUS_SUCCESS;
+}
+
+MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const float* a, int64_t lda,
+                                      const mmla_packed_matrix* b, float beta, float* c, int64_t ldc) {
+  mmla::api::clear_error();
+  ArgError err;
+  if (b == nullptr || b->magic != kAlive) {
+    reject(&err, 9, "B is not a live packed matrix (null, freed, or not made by mmla_pack_b)");
+    return mmla::api::argument_error("mmla_gemm_packed", err);
+  }
+  // Check A and C as mmla_sgemm would, with the handle standing in for a plain B it never reads.
+  const bool row = layout == MMLA_ROW_MAJOR;
+  const int64_t ldb = std::max<int64_t>(1, row ? n : k);
+  mmla::driver::GemmProblem p;
+  const auto position = [](int sgemm_position) {
+    switch (sgemm_position) {
+      case 1: return 1;    // layout
+      case 2: return 2;    // trans_a
+      case 4: return 3;    // m
+      case 5: return 4;    // n
+      case 6: return 5;    // k
+      case 8: return 7;    // a
+      case 9: return 8;    // lda
+      case 13: return 11;  // c
+      case 14: return 12;  // ldc
+      default: return 9;   // b
+    }
+  };
+  if (!mmla::api::blas_to_problem(layout, trans_a, MMLA_NO_TRANS, m, n, k, alpha, a, lda,
+                                  reinterpret_cast<const float*>(b), ldb, beta, c, ldc, false, &p, &err)) {
+    err.position = position(err.position);
+    return mmla::api::argument_error("mmla_gemm_packed", err);
+  }
+  if (static_cast<std::size_t>(k) != b->layout.k || static_cast<std::size_t>(n) != b->layout.n) {
+    reject(&err, static_cast<std::size_t>(k) != b->layout.k ? 5 : 4,
+           "B was packed as " + str(static_cast<int64_t>(b->layout.k)) + " x " +
+               str(static_cast<int64_t>(b->layout.n)) + " (k x n), but the call has k = " + str(k) +
+               ", n = " + str(n));
+    return mmla::api::argument_error("mmla_gemm_packed", err);
+  }
+  const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
+  if (sel.kernel == nullptr) return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, mmla::cpu::cap().error);
+  if (sel.kernel != b->layout.kernel) {
+    reject(&err, 9,
+           std::string("B was packed for kernel ") + b->layout.kernel->name + ", but this call uses " +
+               sel.kernel->name);
+    return mmla::api::argument_error("mmla_gemm_packed", err);
+  }
+  p.b = nullptr;
+  p.b_rs = p.b_cs = 0;
+  p.b_packed = b->data;
+  p.b_layout = &b->layout;
+  return mmla::api::run_sgemm(p);
+}
+
+MMLA_API void mmla_packed_free(mmla_packed_matrix* packed) {
+  if (packed == nullptr) return;
+  packed->magic = 0;
+  std::free(packed->data);
+  delete packed;
+}
+
+}  // extern "C"

@@ -1,0 +1,198 @@
+// Prepacked weights: mmla_pack_b / mmla_gemm_packed / mmla::PackedMatrix against the double
+// reference over layouts and transposes, and every misuse: wrong shape, wrong kernel, bad handle.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "api/packed.hpp"
+#include "api/problem.hpp"
+#include "mmla/mmla.h"
+#include "mmla/mmla.hpp"
+#include "support/reference.hpp"
+#include "ukernel/registry.hpp"
+
+namespace mmla::test {
+namespace {
+
+const api::Selection& f32_selection() { return api::selection(ukernel::Family::gemm_f32_f32p_f32p); }
+
+using Combo = std::tuple<bool /*row major*/, bool /*trans a*/, bool /*trans b*/>;
+class PackedCombos : public ::testing::TestWithParam<Combo> {};
+
+TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
+  const auto [row, ta, tb] = GetParam();
+  const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc);
+  const std::int64_t shapes[][3] = {{1, 1, 1}, {5, 37, 19}, {40, 70, kc + 3}, {3, 130, 2 * kc + 1}};
+  for (const auto& s : shapes) {
+    const std::int64_t m = s[0], n = s[1], k = s[2];
+    // Stored operands: op(X) is X or X^T, in the given layout, with padded leading dimensions.
+    const Strided as = make_matrix(ta ? k : m, ta ? m : k, row, 2, 1),
+                  bs = make_matrix(tb ? n : k, tb ? k : n, row, 3, 2);
+    const std::int64_t lda = row ? as.rs : as.cs, ldb = row ? bs.rs : bs.cs;
+    const auto opa = [&](std::int64_t i, std::int64_t p) { return ta ? as.at(p, i) : as.at(i, p); };
+    const auto opb = [&](std::int64_t p, std::int64_t j) { return tb ? bs.at(j, p) : bs.at(p, j); };
+    mmla_packed_matrix* h = nullptr;
+    ASSERT_EQ(MMLA_STATUS_SUCCESS,
+              mmla_pack_b(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, tb ? MMLA_TRANS : MMLA_NO_TRANS, k, n,
+                          bs.data.data(), ldb, &h))
+        << mmla_last_error();
+    std::size_t bytes = 0;
+    ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_packed_size(h, &bytes));
+    EXPECT_GE(bytes, static_cast<std::size_t>(k * n) * sizeof(float));
+    for (float beta : {0.0f, 0.5f}) {  // the same handle twice
+      Strided c = make_matrix(m, n, row, 1, 3);
+      if (beta == 0.0f)
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+      const Strided before = c;
+      ASSERT_EQ(MMLA_STATUS_SUCCESS,
+                mmla_gemm_packed(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, ta ? MMLA_TRANS : MMLA_NO_TRANS, m, n,
+                                 k, -0.75f, as.data.data(), lda, h, beta, c.data.data(), row ? c.rs : c.cs))
+          << mmla_last_error();
+      const Reference r = reference_gemm(m, n, k, -0.75f, opa, opb, beta,
+                                         [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+      ASSERT_TRUE(matches(
+          r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, kc)))
+          << m << "x" << n << "x" << k << " beta=" << beta;
+      for (std::size_t idx = 0; idx < c.data.size(); ++idx) {  // padding untouched
+        const std::int64_t outer = static_cast<std::int64_t>(idx) / (row ? c.rs : c.cs);
+        const std::int64_t inner = static_cast<std::int64_t>(idx) % (row ? c.rs : c.cs);
+        if (inner >= (row ? n : m) || outer >= (row ? m : n)) {
+          ASSERT_EQ(0, std::memcmp(&c.data[idx], &before.data[idx], sizeof(float)));
+        }
+      }
+    }
+    mmla_packed_free(h);
+  }
+}
+
+std::string combo_name(const ::testing::TestParamInfo<Combo>& info) {
+  const auto [row, ta, tb] = info.param;
+  return std::string(row ? "Row" : "Col") + (ta ? "T" : "N") + (tb ? "T" : "N");
+}
+INSTANTIATE_TEST_SUITE_P(All, PackedCombos,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool()),
+                         combo_name);
+
+struct Handle {
+  mmla_packed_matrix* h = nullptr;
+  ~Handle() { mmla_packed_free(h); }
+};
+
+TEST(Packed, ShapeMismatchIsAnErrorAndCIsUntouched) {
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 7.0f);
+  Handle p;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 6, &p.h));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 5, 1, a.data(), 5, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("packed as 4 x 6"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 5, 4, 1, a.data(), 4, p.h, 0, c.data(), 6));
+  for (float v : c) ASSERT_EQ(v, 7.0f);
+}
+
+TEST(Packed, HandleForAnotherKernelIsAnError) {
+  // A handle packed under another kernel (another MMLA_ISA, or later another fp-math mode) must be
+  // refused, not misread. Forge one by pointing it at a different registered kernel.
+  const ukernel::GemmKernel* other = nullptr;
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    if (k->family == ukernel::Family::gemm_f32_f32p_f32p && k != f32_selection().kernel) other = k;
+  ASSERT_NE(other, nullptr) << "every build has at least the ref kernel and one SIMD kernel";
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 7.0f);
+  Handle p;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 6, &p.h));
+  p.h->layout.kernel = other;
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, a.data(), 4, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find(std::string("packed for kernel ") + other->name),
+            std::string::npos)
+      << mmla_last_error();
+  for (float v : c) ASSERT_EQ(v, 7.0f);
+}
+
+TEST(Packed, BadHandlesAndArguments) {
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 7.0f);
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1,
+                                                           a.data(), 4, nullptr, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 9"), std::string::npos);
+  // Memory that is not a handle.
+  alignas(64) unsigned char junk[sizeof(mmla_packed_matrix)] = {};
+  const auto* fake = reinterpret_cast<const mmla_packed_matrix*>(junk);
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, a.data(), 4, fake, 0, c.data(), 6));
+  std::size_t bytes = 0;
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_packed_size(fake, &bytes));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_packed_size(nullptr, &bytes));
+  // pack_b's own checks, by position in its signature.
+  mmla_packed_matrix* h = reinterpret_cast<mmla_packed_matrix*>(&bytes);  // must be overwritten with null
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 5, &h));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 6"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(h, nullptr);
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, -1, 6, b.data(), 6, &h));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 3"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_pack_b(MMLA_ROW_MAJOR, static_cast<mmla_transpose>(7), 4, 6, b.data(), 6, &h));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 2"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, nullptr, 6, &h));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 5"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 6, nullptr));
+  // gemm_packed's own A/C checks, by position in its signature.
+  Handle p;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 6, &p.h));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, a.data(), 3, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 8"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, a.data(), 4, p.h, 0, c.data(), 5));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 12"), std::string::npos) << mmla_last_error();
+  for (float v : c) ASSERT_EQ(v, 7.0f);
+  mmla_packed_free(nullptr);  // allowed
+}
+
+TEST(Packed, ZeroSizes) {
+  std::vector<float> a(8, 1.0f), c(8, 3.0f);
+  Handle p;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 0, 4, nullptr, 4, &p.h));
+  std::size_t bytes = 1;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_packed_size(p.h, &bytes));
+  EXPECT_EQ(bytes, 0u);
+  // k == 0: C = beta * C.
+  ASSERT_EQ(MMLA_STATUS_SUCCESS,
+            mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 4, 0, 1, a.data(), 1, p.h, 2.0f, c.data(), 4));
+  for (float v : c) EXPECT_EQ(v, 6.0f);
+}
+
+TEST(CppPacked, PackedMatrixOnViews) {
+  const std::int64_t m = 6, n = 10, k = 7;
+  std::vector<float> a(m * k), w(n * k), c(m * n, 0.0f), expect(m * n, 0.0f);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 5) - 2;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 3) - 1;
+  // The inference case: weights stored as W (n x k, row-major), used as W^T.
+  const mmla::PackedMatrix pw(mmla::MatrixView<const float>::row_major(w.data(), n, k).t());
+  EXPECT_EQ(pw.rows(), k);
+  EXPECT_EQ(pw.cols(), n);
+  EXPECT_GE(pw.bytes(), static_cast<std::size_t>(k * n) * sizeof(float));
+  for (bool c_row : {true, false}) {
+    auto vc = c_row ? mmla::MatrixView<float>::row_major(c.data(), m, n)
+                    : mmla::MatrixView<float>::col_major(c.data(), m, n);
+    mmla::gemm(1.0f, mmla::MatrixView<const float>::row_major(a.data(), m, k), pw, 0.0f, vc);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float s = 0;
+        for (std::int64_t p = 0; p < k; ++p) s += a[i * k + p] * w[j * k + p];
+        EXPECT_EQ(vc(i, j), s) << i << "," << j;  // small integers: exact
+      }
+  }
+  mmla::PackedMatrix moved = mmla::PackedMatrix(mmla::MatrixView<const float>::row_major(w.data(), k, n));
+  EXPECT_EQ(moved.rows(), k);
+  auto vc = mmla::MatrixView<float>::row_major(c.data(), m, n);
+  EXPECT_THROW(mmla::gemm(1.0f, mmla::MatrixView<const float>::row_major(a.data(), m, k - 1), pw, 0.0f, vc),
+               mmla::Error);
+}
+
+}  // namespace
+}  // namespace mmla::test
