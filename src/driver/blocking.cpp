@@ -11,7 +11,8 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 // of A, so it should occupy at most half of L1, leaving the rest to the streaming A micro-panel
 // and C. The MC x KC block of A is reused across the whole NC width: half of L2. The KC x NC panel
 // of B is reused across all of M: half of L3, capped so a huge shared L3 does not make one
-// block span several cores' worth of it.
+// block span several cores' worth of it. When all of M fits one MC block, a packed B block is
+// used once, right after packing: then it should stay in L2 (half of it).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
   const std::size_t elem = k.elem_size;
   const std::size_t kr = static_cast<std::size_t>(k.kr);
@@ -24,6 +25,9 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& cache
   const std::size_t l3 = std::min(caches.l3, kMaxL3Share);
   b.nc = std::clamp<std::size_t>(l3 / 2 / (b.kc * elem), static_cast<std::size_t>(k.nr), 8192);
   b.nc = round_down(b.nc, static_cast<std::size_t>(k.nr));
+  b.nc_one_pass =
+      std::clamp<std::size_t>(caches.l2 / 2 / (b.kc * elem), static_cast<std::size_t>(k.nr), b.nc);
+  b.nc_one_pass = round_down(b.nc_one_pass, static_cast<std::size_t>(k.nr));
   return b;
 }
 

@@ -33,6 +33,9 @@ class Scratch {
 
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 
+// Up to this size B is read in place when M fits one MR panel (see reads_b_in_place).
+constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
+
 void scale_c(const GemmProblem& p) {
   if (p.beta == 1.0f) return;
   for (std::size_t i = 0; i < p.m; ++i) {
@@ -42,6 +45,19 @@ void scale_c(const GemmProblem& p) {
       v = p.beta == 0.0f ? 0.0f : v * p.beta;
     }
   }
+}
+
+// Reading B in place saves packing it, which pays when one MR-row panel of A is all that uses each
+// panel of B; packing wins as soon as a packed panel is reused, and also when B streams from
+// memory (a kernel call's kc strided rows defeat the prefetchers where the packer's row sweep does
+// not). Measured with mmla-bench (docs/blocking.md). Only for KR = 1 layouts and B rows contiguous
+// along n.
+bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
+  using B = Blocking::BInPlace;
+  if (p.b_packed != nullptr || kernel.kr != 1 || p.b_cs != 1 || blocking.b_in_place == B::kNever)
+    return false;
+  if (blocking.b_in_place == B::kWhenPossible) return true;
+  return p.m <= static_cast<std::size_t>(kernel.mr) && p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes;
 }
 
 }  // namespace
@@ -84,7 +100,11 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
     return Status::ok;
   }
   Blocking blocking = blocking_in;
-  if (p.b_layout != nullptr) blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
+  if (p.b_layout != nullptr) {
+    blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
+  } else if (p.m <= blocking.mc && blocking.nc_one_pass != 0) {
+    blocking.nc = std::min(blocking.nc, blocking.nc_one_pass);
+  }
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);
@@ -93,7 +113,9 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   const std::size_t nc_max = std::min(blocking.nc, p.n);
   const std::size_t kc_max = std::min(blocking.kc, p.k);
   const std::size_t a_bytes = round_up(round_up(mc_max, mr) * round_up(kc_max, kr) * elem, 64);
-  const std::size_t b_bytes = p.b_packed ? 0 : round_up(nc_max, nr) * round_up(kc_max, kr) * elem;
+  const bool b_in_place = reads_b_in_place(kernel, blocking, p);
+  const std::size_t b_bytes =
+      p.b_packed ? 0 : (b_in_place ? nr : round_up(nc_max, nr)) * round_up(kc_max, kr) * elem;
 
   static thread_local Scratch scratch;
   char* const buffer = static_cast<char*>(scratch.get(a_bytes + b_bytes));
@@ -114,24 +136,37 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       const std::size_t kcp = round_up(kc, kr);
       // The first K block applies the caller's beta; later ones accumulate onto it.
       const float beta = pc == 0 ? p.beta : 1.0f;
-      const char* b_packed;
+      const char* b_packed = b_buffer;
+      const std::size_t n_full = nc / nr * nr;  // in-place: full panels read from B, the tail packed
       if (p.b_packed != nullptr) {
         b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc);
+      } else if (b_in_place) {
+        if (n_full < nc)
+          kernel.pack_b(b + off(pc, p.b_rs) + off(jc + n_full, p.b_cs), p.b_cs, p.b_rs, nc - n_full, kc,
+                        b_buffer);
       } else {
         kernel.pack_b(b + off(pc, p.b_rs) + off(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_buffer);
-        b_packed = b_buffer;
       }
       for (std::size_t ic = 0; ic < p.m; ic += blocking.mc) {
         const std::size_t mc = std::min(blocking.mc, p.m - ic);
         kernel.pack_a(a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
-          const char* const bp = b_packed + jr * kcp * elem;
+          const char* bp = b_packed + jr * kcp * elem;
+          std::ptrdiff_t b_ks = static_cast<std::ptrdiff_t>(nr);
+          if (b_in_place) {
+            if (jr < n_full) {
+              bp = b + off(pc, p.b_rs) + off(jc + jr, 1), b_ks = p.b_rs;
+            } else {
+              bp = b_packed;
+            }
+          }
           for (std::size_t ir = 0; ir < mc; ir += mr) {
             const std::size_t m_tile = std::min(mr, mc - ir);
             float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
                              static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
-            kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, c, p.c_rs, p.c_cs, p.alpha, beta);
+            kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, b_ks, c, p.c_rs, p.c_cs, p.alpha,
+                       beta);
           }
         }
       }

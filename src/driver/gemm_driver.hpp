@@ -13,6 +13,12 @@ namespace mmla::driver {
 // in L1 (see docs/blocking.md). Any positive values are correct; tests force tiny ones.
 struct Blocking {
   std::size_t mc = 0, kc = 0, nc = 0;
+  // NC when all of M fits one MC block: each packed B block is then used once, right after it is
+  // packed, so it should stay in L2 rather than L3. 0: same as nc.
+  std::size_t nc_one_pass = 0;
+  // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
+  // decide from the shape; tests force both paths.
+  enum class BInPlace { kAuto, kNever, kWhenPossible } b_in_place = BInPlace::kAuto;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);

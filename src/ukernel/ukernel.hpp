@@ -23,13 +23,16 @@ enum class Family {
 using PackFn = void (*)(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
                         std::size_t k, void* dst);
 
-// C[0..m) x [0..n) = alpha * Ap * Bp + beta * C, for m <= MR, n <= NR. Element (i, j) of C is at
-// c[i * c_rs + j * c_cs]: kernels store rows with vector stores when c_cs == 1 (what the driver
+// C[0..m) x [0..n) = alpha * Ap * Bp + beta * C, for m <= MR, n <= NR. Ap is one packed panel. Bp
+// holds NR consecutive values per depth step, b_ks elements apart: a packed panel (b_ks = NR) or,
+// for KR = 1 families, B itself read in place when its rows are contiguous (b_ks = ldb; the driver
+// then only passes full NR-wide panels, so nothing past column n is read). Element (i, j) of C is
+// at c[i * c_rs + j * c_cs]: kernels store rows with vector stores when c_cs == 1 (what the driver
 // arranges whenever it can) and go through a tile buffer otherwise. beta == 0 writes C without
-// reading it. kp is the packed depth (a multiple of KR). Ap and Bp are one panel each, as PackFn
-// lays them out.
-using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp, float* c,
-                       std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta);
+// reading it. kp is the packed depth (a multiple of KR).
+using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp,
+                       std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha,
+                       float beta);
 
 struct GemmKernel {
   const char* name;  // variant name = file name = descriptor symbol

@@ -116,6 +116,25 @@ TEST_P(Driver, PrimeShapeDefaultAndSmallBlocking) {
       }
 }
 
+TEST_P(Driver, BReadInPlaceOrPacked) {
+  const GemmKernel& kn = *GetParam();
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  using B = driver::Blocking::BInPlace;
+  for (B mode : {B::kNever, B::kWhenPossible, B::kAuto})
+    for (driver::Blocking blk :
+         {driver::Blocking{5, 3, 7},
+          driver::Blocking{static_cast<std::size_t>(mr), 17, static_cast<std::size_t>(2 * nr + 3)},
+          driver::blocking_for(kn, cpu::info().caches)}) {
+      blk.b_in_place = mode;
+      for (bool b_row : {true, false}) {  // in place needs contiguous rows of B: column-major B is packed
+        run_case(kn, blk, {1, 3 * nr + 5, 41, true, b_row, 1.0f, 0.0f});
+        run_case(kn, blk, {mr + 2, 2 * nr, 19, false, b_row, 0.5f, 1.0f});
+        run_case(kn, blk, {2 * mr + 1, nr - 1 > 0 ? nr - 1 : 1, 30, true, b_row, 1.0f, 0.25f, false});
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
 TEST_P(Driver, ColumnMajorCAndPrepackedB) {
   const GemmKernel& kn = *GetParam();
   const std::int64_t mr = kn.mr, nr = kn.nr;

@@ -32,15 +32,16 @@ class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
 
 // One call of the kernel on an m x n tile of depth k, C a sub-tile at (1, 2) of a larger matrix
 // stored row-major (the vector-store path) or column-major (the strided path).
+// With b_in_place, B (full NR wide) is passed as it is, rows ldb > NR apart, instead of packed.
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta,
-              bool c_row_major = true) {
+              bool c_row_major = true, bool b_in_place = false) {
   const std::size_t mr = kn.mr, nr = kn.nr, kr = kn.kr;
   const std::size_t kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
   const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
              ik = static_cast<std::int64_t>(k);
   const Strided a = make_matrix(im, ik, true, 0, seed);
-  const Strided b = make_matrix(ik, in, true, 0, seed + 1);
+  const Strided b = make_matrix(ik, in, true, b_in_place ? 7 : 0, seed + 1);
   std::vector<float> ap(mr * kp), bp(nr * kp);
   kn.pack_a(a.data.data(), a.rs, a.cs, m, k, ap.data());
   kn.pack_b(b.data.data(), b.cs, b.rs, n, k, bp.data());
@@ -52,7 +53,11 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
       for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
 
-  kn.run(m, n, kp, ap.data(), bp.data(), &c.at(1, 2), c.rs, c.cs, alpha, beta);
+  if (b_in_place) {
+    kn.run(m, n, kp, ap.data(), b.data.data(), b.rs, &c.at(1, 2), c.rs, c.cs, alpha, beta);
+  } else {
+    kn.run(m, n, kp, ap.data(), bp.data(), kn.nr, &c.at(1, 2), c.rs, c.cs, alpha, beta);
+  }
 
   const auto c0 = [&](std::int64_t i, std::int64_t j) { return before.at(i + 1, j + 2); };
   const Reference r = reference_gemm(
@@ -86,6 +91,17 @@ TEST_P(GemmF32Kernel, EveryTileShape) {
           run_tile(kn, m, n, k, 1.0f, beta);
           if (HasFatalFailure()) return;
         }
+}
+
+TEST_P(GemmF32Kernel, BInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.kr != 1) GTEST_SKIP() << "B is read in place only by KR = 1 layouts";
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{67}})
+      for (float beta : {0.0f, 0.5f}) {
+        run_tile(kn, m, kn.nr, k, 1.0f, beta, true, true);
+        if (HasFatalFailure()) return;
+      }
 }
 
 TEST_P(GemmF32Kernel, ColumnMajorC) {

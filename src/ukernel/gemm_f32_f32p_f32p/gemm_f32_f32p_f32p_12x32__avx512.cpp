@@ -15,8 +15,8 @@ namespace {
 
 constexpr int kMr = 12, kNr = 32;
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v,
+         std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   __m512 acc[kMr][2];
@@ -29,7 +29,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
       acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
     }
     ap += kMr;
-    bp += kNr;
+    bp += b_ks;
   }
   const __m512 va = _mm512_set1_ps(alpha);
   if (m == kMr && c_cs == 1) {

@@ -15,8 +15,8 @@ namespace {
 
 constexpr int kMr = 6, kNr = 16;
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v,
+         std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   __m256 acc[kMr][2];
@@ -29,7 +29,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
       acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
     }
     ap += kMr;
-    bp += kNr;
+    bp += b_ks;
   }
   const __m256 va = _mm256_set1_ps(alpha);
   if (m == kMr && n == kNr && c_cs == 1) {

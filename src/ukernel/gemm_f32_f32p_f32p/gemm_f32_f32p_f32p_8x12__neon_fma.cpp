@@ -15,8 +15,8 @@ namespace {
 
 constexpr int kMr = 8, kNr = 12;
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v,
+         std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   float32x4_t acc[kMr][3];
@@ -39,7 +39,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     MMLA_ROW(7, a1, 3);
 #undef MMLA_ROW
     ap += kMr;
-    bp += kNr;
+    bp += b_ks;
   }
   if (m == kMr && n == kNr && c_cs == 1) {
     const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);

@@ -9,10 +9,6 @@ namespace {
 template <int R>
 void pack_panel(const float* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows, std::size_t k,
                 float* dst) {
-  if (rows == static_cast<std::size_t>(R) && s_mn == 1) {
-    for (std::size_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * R, src + kk * s_k, R * sizeof(float));
-    return;
-  }
   if (rows < static_cast<std::size_t>(R)) std::memset(dst, 0, k * R * sizeof(float));
   if (s_k == 1) {
     // Source rows are contiguous along k: read each row once, scatter with stride R.
@@ -31,6 +27,22 @@ void pack(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_
           void* dst_v) {
   const float* src = static_cast<const float*>(src_v);
   float* dst = static_cast<float*>(dst_v);
+  const std::size_t full = mn / R, tail = mn % R;
+  if (s_mn == 1) {
+    // Source rows run along mn (e.g. a row-major B): sweep each row once, in order, so reads stream
+    // sequentially, and hand R-wide pieces to the panels.
+    for (std::size_t kk = 0; kk < k; ++kk) {
+      const float* row = src + static_cast<std::ptrdiff_t>(kk) * s_k;
+      for (std::size_t q = 0; q < full; ++q)
+        std::memcpy(dst + q * R * k + kk * R, row + q * R, R * sizeof(float));
+      if (tail != 0) {
+        float* d = dst + full * R * k + kk * R;
+        std::memcpy(d, row + full * R, tail * sizeof(float));
+        std::memset(d + tail, 0, (R - tail) * sizeof(float));
+      }
+    }
+    return;
+  }
   for (std::size_t p = 0; p < mn; p += R) {
     const std::size_t rows = mn - p < static_cast<std::size_t>(R) ? mn - p : R;
     pack_panel<R>(src + static_cast<std::ptrdiff_t>(p) * s_mn, s_mn, s_k, rows, k, dst + p * k);

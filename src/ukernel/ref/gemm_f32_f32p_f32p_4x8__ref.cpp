@@ -8,14 +8,15 @@ namespace {
 
 constexpr int kMr = 4, kNr = 8;
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, float* c,
-         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v,
+         std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
   float acc[kMr * kNr] = {};
   for (std::size_t kk = 0; kk < kp; ++kk) {
     for (int i = 0; i < kMr; ++i)
-      for (int j = 0; j < kNr; ++j) acc[i * kNr + j] += ap[kk * kMr + i] * bp[kk * kNr + j];
+      for (int j = 0; j < kNr; ++j)
+        acc[i * kNr + j] += ap[kk * kMr + i] * bp[static_cast<std::ptrdiff_t>(kk) * b_ks + j];
   }
   store_tile_scalar(m, n, acc, kNr, c, c_rs, c_cs, alpha, beta);
 }
