@@ -17,9 +17,11 @@ set(MMLA_ISA_LEVELS ${MMLA_ISA_LEVELS_${MMLA_ARCH}})
 
 # Compile flags per ISA level (the baseline needs none).
 set(MMLA_ISA_FLAGS_ref "")
-set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma)
-set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl)
-set(MMLA_ISA_FLAGS_neon "")  # Advanced SIMD is part of armv8-a
+# -ffp-contract=fast lets code written with + and * (the GEMV bodies) use FMA, as the intrinsic
+# kernels do; the accuracy bound only improves.
+set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma -ffp-contract=fast)
+set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -ffp-contract=fast)
+set(MMLA_ISA_FLAGS_neon -ffp-contract=fast)  # Advanced SIMD is part of armv8-a
 
 # mmla_kernel(<arch> <isa> <path>): arch is x86_64, arm64 or any.
 macro(mmla_kernel arch isa path)
@@ -37,11 +39,18 @@ mmla_kernel(any    ref    src/ukernel/ref/gemm_f32_f32p_f32p_4x8__ref.cpp)
 mmla_kernel(x86_64 avx2   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_6x16__avx2_fma.cpp)
 mmla_kernel(x86_64 avx512 src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_12x32__avx512.cpp)
 mmla_kernel(arm64  neon   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_8x12__neon_fma.cpp)
+mmla_kernel(any    ref    src/ukernel/ref/gemv_f32_f32_f32__ref.cpp)
+mmla_kernel(x86_64 avx2   src/ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32__avx2_fma.cpp)
+mmla_kernel(x86_64 avx512 src/ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32__avx512.cpp)
+mmla_kernel(arm64  neon   src/ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32__neon.cpp)
 
-# The registry's list of descriptors, generated from the lines above.
+# The registry's list of descriptors, generated from the lines above; the name's operation prefix
+# (gemm_, gemv_) says which descriptor type it is.
 set(_decls "")
 foreach(_k ${MMLA_KERNEL_NAMES})
-  string(APPEND _decls "MMLA_KERNEL(${_k})\n")
+  string(REGEX MATCH "^[a-z]+" _op ${_k})
+  string(TOUPPER ${_op} _op)
+  string(APPEND _decls "MMLA_${_op}_KERNEL(${_k})\n")
 endforeach()
 file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/generated/mmla_kernel_list.inc
   CONTENT "// Generated from cmake/kernels.cmake: one line per compiled micro-kernel.\n${_decls}")

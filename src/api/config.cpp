@@ -67,6 +67,10 @@ std::string make_report() {
       << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
   }
+  const mmla::api::GemvSelection& g = mmla::api::gemv_selection();
+  o << "kernel " << uk::family_name(uk::Family::gemv_f32_f32_f32) << ": "
+    << (g.kernel != nullptr ? g.kernel->name : "none") << " [M = 1 or N = 1]\n";
+  o << "  why: " << g.why << "\n";
   return o.str();
 }
 

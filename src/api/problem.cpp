@@ -164,11 +164,28 @@ const Selection& selection(ukernel::Family family) {
   return kF32;
 }
 
+const GemvSelection& gemv_selection() {
+  static const GemvSelection kSel = [] {
+    GemvSelection s;
+    s.kernel = ukernel::choose_gemv(ukernel::Family::gemv_f32_f32_f32, &s.why);
+    return s;
+  }();
+  return kSel;
+}
+
 mmla_status run_sgemm(const driver::GemmProblem& p) {
   // An invalid MMLA_ISA fails every call, even one with nothing to compute.
   const Selection& s = selection(ukernel::Family::gemm_f32_f32p_f32p);
   if (s.kernel == nullptr) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, cpu::cap().error);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
+  if ((p.m == 1 || p.n == 1) && gemv_selection().kernel != nullptr) {
+    switch (driver::gemv(*gemv_selection().kernel, p)) {
+      case driver::Status::ok: return MMLA_STATUS_SUCCESS;
+      case driver::Status::out_of_memory:
+        return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate GEMV scratch");
+      case driver::Status::not_applicable: break;  // no unit stride to stream along: the GEMM path
+    }
+  }
   if (driver::gemm(*s.kernel, s.blocking, p) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;

@@ -37,6 +37,13 @@ struct Selection {
 };
 const Selection& selection(ukernel::Family family);
 
+// The matrix-vector kernel, chosen once per process.
+struct GemvSelection {
+  const ukernel::GemvKernel* kernel = nullptr;  // nullptr when MMLA_ISA is invalid
+  std::string why;
+};
+const GemvSelection& gemv_selection();
+
 // Runs a checked problem on the selected kernel; sets the last error on failure.
 mmla_status run_sgemm(const driver::GemmProblem& p);
 

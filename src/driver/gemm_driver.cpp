@@ -175,4 +175,72 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   return Status::ok;
 }
 
+Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
+  if (p.m != 1 && p.n != 1) return Status::not_applicable;
+  if (p.k == 0 || p.alpha == 0.0f) {
+    scale_c(p);
+    return Status::ok;
+  }
+  // y = X v: for m == 1, X = B^T (len = n) and v = A's row; for n == 1, X = A (len = m), v = B's column.
+  const bool row = p.m == 1;
+  const std::size_t len = row ? p.n : p.m;
+  const auto* x = static_cast<const float*>(row ? p.b : p.a);
+  const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
+  const auto* v_src = static_cast<const float*>(row ? p.a : p.b);
+  const std::ptrdiff_t v_s = row ? p.a_cs : p.b_rs;
+  const std::ptrdiff_t y_s = row ? p.c_cs : p.c_rs;
+  const bool packed = p.b_packed != nullptr;
+  if (packed && (!row || p.b_layout->kernel->kr != 1 || p.b_layout->kernel->elem_size != sizeof(float)))
+    return Status::not_applicable;
+  const bool axpy = packed || x_ls == 1 || len == 1;
+  if (!axpy && x_ks != 1) return Status::not_applicable;
+
+  // Scratch: the accumulators (len floats) and, when v is strided, a contiguous copy of it.
+  const std::size_t v_floats = v_s == 1 ? 0 : p.k;
+  static thread_local Scratch scratch;
+  auto* const acc = static_cast<float*>(scratch.get((round_up(len, 16) + v_floats) * sizeof(float)));
+  if (acc == nullptr) return Status::out_of_memory;
+  const float* v = v_src;
+  if (v_floats != 0) {
+    float* const vc = acc + round_up(len, 16);
+    for (std::size_t i = 0; i < p.k; ++i) vc[i] = v_src[static_cast<std::ptrdiff_t>(i) * v_s];
+    v = vc;
+  }
+
+  if (packed) {
+    // Panels of NR columns, depth-major within each KC x NC block: stream each as an NR-wide X^T.
+    const ukernel::GemmKernel& gk = *p.b_layout->kernel;
+    const std::size_t nr = static_cast<std::size_t>(gk.nr), kr = static_cast<std::size_t>(gk.kr);
+    std::fill(acc, acc + len, 0.0f);
+    for (std::size_t jc = 0; jc < p.n; jc += p.b_layout->nc) {
+      const std::size_t nc = std::min(p.b_layout->nc, p.n - jc);
+      for (std::size_t pc = 0; pc < p.k; pc += p.b_layout->kc) {
+        const std::size_t kc = std::min(p.b_layout->kc, p.k - pc);
+        const auto* block =
+            reinterpret_cast<const float*>(static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc));
+        for (std::size_t jr = 0; jr < nc; jr += nr)
+          kernel.axpy(std::min(nr, nc - jr), kc, block + jr * round_up(kc, kr),
+                      static_cast<std::ptrdiff_t>(nr), v + pc, acc + jc + jr);
+      }
+    }
+  } else if (axpy) {
+    // Column blocks keep the accumulators in L1 while X streams row by row.
+    constexpr std::size_t kBlock = 4096;
+    std::fill(acc, acc + len, 0.0f);
+    for (std::size_t j = 0; j < len; j += kBlock)
+      kernel.axpy(std::min(kBlock, len - j), p.k, x + static_cast<std::ptrdiff_t>(j) * x_ls, x_ks, v,
+                  acc + j);
+  } else {
+    kernel.dot(len, p.k, x, x_ls, v, acc);
+  }
+
+  float* const y = p.c;
+  for (std::size_t j = 0; j < len; ++j) {
+    float& out = y[static_cast<std::ptrdiff_t>(j) * y_s];
+    const float r = p.alpha * acc[j];
+    out = p.beta == 0.0f ? r : r + p.beta * out;
+  }
+  return Status::ok;
+}
+
 }  // namespace mmla::driver

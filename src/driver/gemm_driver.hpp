@@ -56,10 +56,15 @@ struct GemmProblem {
   const PackedBLayout* b_layout = nullptr;
 };
 
-enum class Status { ok, out_of_memory };
+enum class Status { ok, out_of_memory, not_applicable };
 
 // Computes the problem with the given kernel and blocking. Requires m, n > 0; k == 0 or
 // alpha == 0 only scale C.
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
+
+// The matrix-vector path for m == 1 or n == 1: streams the big operand once with a GEMV kernel.
+// Returns not_applicable (touching nothing) when neither is 1 or the big operand has no unit
+// stride; a prepacked B is streamed panel by panel.
+Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p);
 
 }  // namespace mmla::driver

@@ -19,4 +19,9 @@ bool usable(const GemmKernel& k);
 // invalid. `why` (optional) receives a sentence explaining the choice.
 const GemmKernel* choose(Family family, std::string* why = nullptr);
 
+// The same for matrix-vector kernels.
+std::span<const GemvKernel* const> all_gemv_kernels();
+bool usable(const GemvKernel& k);
+const GemvKernel* choose_gemv(Family family, std::string* why = nullptr);
+
 }  // namespace mmla::ukernel

@@ -14,6 +14,7 @@ namespace mmla::ukernel {
 
 enum class Family {
   gemm_f32_f32p_f32p,  // fp32 C += fp32 packed A x fp32 packed B
+  gemv_f32_f32_f32,    // fp32 y = fp32 X x fp32 v (matrix-vector: GEMM with M = 1 or N = 1)
 };
 
 // Packs rows [0, mn) x depth [0, k) of a strided matrix into ceil(mn / R) panels, R = MR (for A)
@@ -43,6 +44,29 @@ struct GemmKernel {
   PackFn pack_a;
   PackFn pack_b;
   RunFn run;
+};
+
+// Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.
+// axpy: acc[j] += sum_p v[p] * x[p * x_ks + j]  (j < len; X's columns contiguous)
+// dot:  acc[j]  = sum_p x[j * x_ls + p] * v[p]  (j < len; X's rows contiguous)
+using GemvAxpyFn = void (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t x_ks,
+                            const float* v, float* acc);
+using GemvDotFn = void (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t x_ls,
+                           const float* v, float* acc);
+
+// panels4: acc[q * len + j] += sum_p v[p] * x[q * panel_stride + p * x_ks + j] for q < 4, j < len:
+// four narrow X^T streamed side by side (four panels of a prepacked B). Returns false, touching
+// nothing, when len is not 1 to 4 whole vectors of the kernel's ISA.
+using GemvPanels4Fn = bool (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t panel_stride,
+                               std::ptrdiff_t x_ks, const float* v, float* acc);
+
+struct GemvKernel {
+  const char* name;  // variant name = file name = descriptor symbol
+  Family family;
+  cpu::Isa isa;  // the ISA level the CPU must have to run it
+  GemvAxpyFn axpy;
+  GemvDotFn dot;
+  GemvPanels4Fn axpy_panels4;
 };
 
 const char* family_name(Family family);

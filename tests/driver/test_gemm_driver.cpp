@@ -207,5 +207,89 @@ INSTANTIATE_TEST_SUITE_P(Registry, Driver, ::testing::ValuesIn(usable_kernels())
                            return std::string(info.param->name);
                          });
 
+// The matrix-vector path: m == 1 or n == 1 with every operand layout, strided C, prepacked B.
+class DriverGemv : public ::testing::TestWithParam<const ukernel::GemvKernel*> {};
+
+void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n, std::int64_t k, bool a_row,
+                   bool b_row, bool c_row, float alpha, float beta, bool prepack) {
+  const auto seed = static_cast<std::uint32_t>(m * 31 + n * 7 + k);
+  const Strided a = make_matrix(m, k, a_row, 2, seed), b = make_matrix(k, n, b_row, 3, seed + 1);
+  Strided c = make_matrix(m + 1, n + 2, c_row, 0, seed + 2);
+  if (beta == 0.0f)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+  const Strided before = c;
+  driver::GemmProblem p;
+  p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n), p.k = static_cast<std::size_t>(k);
+  p.alpha = alpha, p.beta = beta;
+  p.a = a.data.data(), p.a_rs = a.rs, p.a_cs = a.cs;
+  p.c = c.data.data(), p.c_rs = c.rs, p.c_cs = c.cs;
+  const ukernel::GemmKernel& kn = *ukernel::choose(ukernel::Family::gemm_f32_f32p_f32p);
+  const driver::Blocking blk{5, 13, 2 * static_cast<std::size_t>(kn.nr) + 1};
+  driver::PackedBLayout layout{&kn, p.k, p.n, blk.kc, blk.nc};
+  std::vector<char> packed;
+  if (prepack) {
+    packed.resize(layout.bytes());
+    driver::pack_b_whole(layout, b.data.data(), b.rs, b.cs, packed.data());
+    p.b_packed = packed.data(), p.b_layout = &layout;
+  } else {
+    p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
+  }
+  const driver::Status st = driver::gemv(gk, p);
+  // Strided X (neither stride 1) is not for the GEMV path; everything else must be taken.
+  const bool x_unit =
+      m == 1 ? (prepack || b.cs == 1 || b.rs == 1 || n == 1) : (a.rs == 1 || a.cs == 1 || m == 1);
+  if (!x_unit || (prepack && m != 1)) {
+    ASSERT_EQ(st, driver::Status::not_applicable);
+    return;
+  }
+  ASSERT_EQ(st, driver::Status::ok);
+  const Reference r = reference_gemm(
+      m, n, k, alpha, [&](std::int64_t i, std::int64_t q) { return a.at(i, q); },
+      [&](std::int64_t q, std::int64_t j) { return b.at(q, j); }, beta,
+      [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+  ASSERT_TRUE(matches(
+      r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, 1)))
+      << gk.name << " " << m << "x" << n << "x" << k << " a_row=" << a_row << " b_row=" << b_row
+      << " c_row=" << c_row << " prepack=" << prepack;
+  for (std::int64_t i = 0; i < m + 1; ++i)
+    for (std::int64_t j = 0; j < n + 2; ++j) {
+      if (i < m && j < n) continue;
+      const float now = c.at(i, j), was = before.at(i, j);
+      ASSERT_EQ(0, std::memcmp(&now, &was, sizeof(float))) << "wrote outside C at (" << i << ", " << j << ")";
+    }
+}
+
+TEST_P(DriverGemv, EveryLayout) {
+  if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
+  const std::int64_t shapes[][3] = {{1, 1, 1},   {1, 37, 29},  {1, 300, 5},
+                                    {45, 1, 70}, {1, 5000, 3}, {1, 1, 40}};
+  for (const auto& s : shapes)
+    for (bool a_row : {true, false})
+      for (bool b_row : {true, false})
+        for (bool c_row : {true, false})
+          for (bool prepack : {false, true}) {
+            run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, -1.25f, 0.0f, prepack);
+            run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, 0.5f, 2.0f, prepack);
+            if (HasFatalFailure()) return;
+          }
+}
+
+TEST_P(DriverGemv, NotForGeneralShapes) {
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 3.0f);
+  driver::GemmProblem p;
+  p.m = 2, p.n = 2, p.k = 2, p.a = a.data(), p.a_rs = 2, p.a_cs = 1, p.b = b.data(), p.b_rs = 2, p.b_cs = 1;
+  p.c = c.data(), p.c_rs = 2, p.c_cs = 1;
+  EXPECT_EQ(driver::gemv(*GetParam(), p), driver::Status::not_applicable);
+  for (float v : c) EXPECT_EQ(v, 3.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, DriverGemv,
+                         ::testing::ValuesIn(std::vector<const ukernel::GemvKernel*>(
+                             ukernel::all_gemv_kernels().begin(), ukernel::all_gemv_kernels().end())),
+                         [](const ::testing::TestParamInfo<const ukernel::GemvKernel*>& info) {
+                           return std::string(info.param->name);
+                         });
+
 }  // namespace
 }  // namespace mmla::test

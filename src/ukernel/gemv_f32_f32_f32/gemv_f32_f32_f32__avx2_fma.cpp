@@ -1,0 +1,19 @@
+// gemv_f32_f32_f32 for avx2: 8-float vectors (the body is gemv_f32_f32_f32.inc).
+#if !defined(__AVX2__)
+#error "this file must be compiled with the avx2 flags of cmake/kernels.cmake"
+#endif
+
+#define MMLA_GEMV_LANES 8
+#include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+
+extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
+                                                   Family::gemv_f32_f32_f32,
+                                                   cpu::Isa::avx2,
+                                                   gemv_axpy,
+                                                   gemv_dot,
+                                                   gemv_axpy_panels4};
+
+}  // namespace mmla::ukernel

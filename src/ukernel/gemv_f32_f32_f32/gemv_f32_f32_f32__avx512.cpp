@@ -1,0 +1,16 @@
+// gemv_f32_f32_f32 for avx512: 16-float vectors (the body is gemv_f32_f32_f32.inc).
+#if !defined(__AVX512F__)
+#error "this file must be compiled with the avx512 flags of cmake/kernels.cmake"
+#endif
+
+#define MMLA_GEMV_LANES 16
+#include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+
+extern const GemvKernel gemv_f32_f32_f32__avx512{
+    "gemv_f32_f32_f32__avx512", Family::gemv_f32_f32_f32, cpu::Isa::avx512, gemv_axpy, gemv_dot,
+    gemv_axpy_panels4};
+
+}  // namespace mmla::ukernel

@@ -1,0 +1,16 @@
+// gemv_f32_f32_f32 for neon: 4-float vectors (the body is gemv_f32_f32_f32.inc).
+#if !defined(__ARM_NEON)
+#error "this file must be compiled with the neon flags of cmake/kernels.cmake"
+#endif
+
+#define MMLA_GEMV_LANES 4
+#include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+
+extern const GemvKernel gemv_f32_f32_f32__neon{
+    "gemv_f32_f32_f32__neon", Family::gemv_f32_f32_f32, cpu::Isa::neon, gemv_axpy, gemv_dot,
+    gemv_axpy_panels4};
+
+}  // namespace mmla::ukernel

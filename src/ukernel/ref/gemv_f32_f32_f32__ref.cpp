@@ -1,0 +1,11 @@
+// gemv_f32_f32_f32 for ref: 1-float vectors (the body is gemv_f32_f32_f32.inc).
+#define MMLA_GEMV_LANES 1
+#include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
+#include "ukernel/ukernel.hpp"
+
+namespace mmla::ukernel {
+
+extern const GemvKernel gemv_f32_f32_f32__ref{
+    "gemv_f32_f32_f32__ref", Family::gemv_f32_f32_f32, cpu::Isa::ref, gemv_axpy, gemv_dot, gemv_axpy_panels4};
+
+}  // namespace mmla::ukernel
