@@ -1,9 +1,13 @@
-// mmla-bench: times mmla_sgemm on lists of shapes and reports GFLOPS, optionally checking the result
-// against a double-precision reference. Uses only the public C API, so it measures exactly what a
-// user of the shared library gets. Benchmarks, not tests: nothing here asserts on time.
+// mmla-bench: times mmla_sgemm (and mmla's prepacked-B path) on lists of shapes, interleaved in the
+// same run with the other GEMM libraries installed beside it (OpenBLAS, BLIS, oneDNN), and reports
+// GFLOPS, mmla's ratio to the best of them and the fraction of this machine's measured peak;
+// optionally checks every library's result against a double-precision reference. mmla is used
+// through its public C API only, so this measures exactly what a user of the shared library gets.
+// Benchmarks, not tests: nothing here asserts on time.
 #include <mmla/mmla.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -12,17 +16,30 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "gemm_libs.hpp"
+#include "json.hpp"
+#include "peak.hpp"
 
 #ifndef MMLA_BENCH_SHAPES_DIR
 #define MMLA_BENCH_SHAPES_DIR "bench/shapes"
 #endif
 
 namespace {
+
+using mmla_bench::BenchError;
+using mmla_bench::GemmLib;
+using mmla_bench::GemmRunner;
+using mmla_bench::json_number;
+using mmla_bench::json_string;
+using mmla_bench::PeakReport;
 
 constexpr int kExitFailure = 1;  // a GEMM call failed or a --check did not pass
 constexpr int kExitUsage = 2;    // bad command line or shape file
@@ -35,25 +52,45 @@ constexpr int64_t kMaxDim = int64_t{1} << 20;
 
 const char kUsage[] =
     "usage: mmla-bench [--shapes FILE]... [--shape MxNxK]... [--quick] [--reps N]\n"
-    "                  [--min-time SECONDS] [--check] [--json FILE|-] [--config] [--help]\n"
+    "                  [--min-time SECONDS] [--check] [--libs LIST] [--threads N]\n"
+    "                  [--peak] [--peak-gflops X] [--json FILE|-] [--detail] [--config]\n"
+    "                  [--openblas-lib PATH] [--blis-lib PATH] [--help]\n"
     "\n"
-    "Times C = A * B (row-major, no transpose, alpha = 1, beta = 0) with mmla_sgemm.\n"
+    "Times C = A * B (row-major, no transpose, alpha = 1, beta = 0) with mmla and the other GEMM\n"
+    "libraries found on this machine, interleaved in one run, and prints per shape the GFLOPS of\n"
+    "each, mmla's ratio to the best of the others and mmla's fraction of the machine's peak.\n"
     "\n"
     "  --shapes FILE       read shapes from FILE ('M N K' per line, '#' starts a comment)\n"
     "  --shape MxNxK       add one shape, e.g. --shape 128x768x3072\n"
     "                      (default: " MMLA_BENCH_SHAPES_DIR
     "/squares.txt and inference.txt)\n"
-    "  --quick             a few small shapes (unless shapes are given) and --min-time 0.05\n"
-    "  --reps N            at least N timed runs per shape (default 5)\n"
-    "  --min-time SECONDS  at least this much timed time per shape (default 0.3)\n"
-    "  --check             compare C with a double-precision reference; exit 1 on failure\n"
+    "  --quick             a few small shapes (unless shapes are given) and --min-time 0.05;\n"
+    "                      with --peak, shorter peak loops and a 128 MiB DRAM buffer\n"
+    "  --reps N            at least N timed runs per shape and library (default 5)\n"
+    "  --min-time SECONDS  at least this much timed time per shape and library (default 0.3)\n"
+    "  --check             compare every library's C with a double-precision reference;\n"
+    "                      exit 1 on failure\n"
+    "  --libs LIST         comma-separated columns to run, from mmla, mmla:packed, openblas,\n"
+    "                      blis, onednn, onednn:pb (default: all found; 'all' = the same)\n"
+    "  --threads N         threads for every library, mmla included (default 1)\n"
+    "  --peak              measure this core's fp32/bf16 peak and L2/L3/DRAM read bandwidth;\n"
+    "                      alone it does only that, with shapes it also runs them and uses the\n"
+    "                      measured fp32 peak for the %peak column\n"
+    "  --peak-gflops X     fp32 peak of one core for the %peak column (instead of measuring)\n"
     "  --json FILE|-       also write the results as JSON to FILE ('-': stdout; the table then\n"
     "                      goes to stderr so stdout stays valid JSON)\n"
+    "  --detail            also print, per library, median ms, GFLOPS min..max, reps and error\n"
     "  --config            print the whole mmla_get_config() report, not just the kernel lines\n"
+    "  --openblas-lib PATH load OpenBLAS from PATH (default: libopenblas.so.0, Debian paths)\n"
+    "  --blis-lib PATH     load BLIS from PATH (default: libblis.so.4, Debian paths)\n"
     "  --help              print this help\n"
     "\n"
-    "Each shape gets one warm-up call, then timed calls until both --reps and --min-time are met;\n"
-    "GFLOPS = 2*M*N*K / median time.\n";
+    "Per shape every library gets its untimed set-up (creating primitives, packing B for the\n"
+    "prepacked columns) and one warm-up call; then rounds of one timed call per library, in an\n"
+    "order rotated each round, until every library has both --reps runs and --min-time seconds.\n"
+    "GFLOPS = 2*M*N*K / median time. mmla/best = mmla / best other plain-B column;\n"
+    "packed/best = mmla:packed / best other column of any kind; %peak = mmla / (peak * threads).\n"
+    "Compare numbers within one run only: see docs/benchmarking.md.\n";
 
 // An error in what the user gave us: the message is printed, plus the usage for command-line errors.
 struct UsageError {
@@ -74,6 +111,12 @@ struct Options {
   bool check = false;
   std::string json_path;  // empty: no JSON
   bool full_config = false;
+  bool detail = false;
+  std::vector<std::string> libs;  // column names (GemmLib::name()); empty: all found
+  int threads = 1;
+  bool peak = false;
+  double peak_gflops = -1;  // > 0: given with --peak-gflops
+  std::string openblas_lib, blis_lib;
 };
 
 struct CheckResult {
@@ -82,12 +125,21 @@ struct CheckResult {
   bool pass;
 };
 
+// One library's numbers for one shape.
+struct LibResult {
+  std::string name;
+  bool prepacked = false;
+  std::string impl;
+  double median_s = 0, min_s = 0, max_s = 0;
+  int reps = 0;
+  bool checked = false;
+  CheckResult check{};
+};
+
 struct Result {
   Shape shape;
-  double median_s, min_s, max_s;
-  int reps;
-  bool checked;
-  CheckResult check;
+  std::vector<LibResult> libs;      // in column order
+  mmla_bench::Bandwidth m1_memory;  // M = 1 with --peak: reading B's bytes (else no samples)
 };
 
 // Strict: the whole token must be a positive integer no larger than kMaxDim.
@@ -149,6 +201,45 @@ bool parse_shape_arg(std::string_view s, Shape* out) {
   return true;
 }
 
+// --libs names, case-insensitive, to column names; '-' may stand for ':'.
+std::vector<std::string> parse_libs(const std::string& list) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"mmla", "mmla"},           {"mmla:packed", "mmla:packed"},
+      {"mmla:pk", "mmla:packed"}, {"openblas", "OpenBLAS"},
+      {"blis", "BLIS"},           {"onednn", "oneDNN"},
+      {"dnnl", "oneDNN"},         {"onednn:pb", "oneDNN:pB"},
+      {"dnnl:pb", "oneDNN:pB"}};
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    std::size_t end = list.find(',', pos);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(pos, end - pos);
+    for (char& ch : name)
+      ch = ch == '-' ? ':' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    pos = end + 1;
+    if (name.empty()) continue;
+    if (name == "all") return {};
+    const auto* it =
+        std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& kv) { return name == kv.first; });
+    if (it == std::end(kNames))
+      throw UsageError{"mmla-bench: --libs: unknown library '" + name +
+                           "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, all)",
+                       true};
+    if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+  }
+  if (out.empty()) throw UsageError{"mmla-bench: --libs: empty list", true};
+  return out;
+}
+
+int parse_positive_int(const std::string& opt, const std::string& v) {
+  int x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || x < 1)
+    throw UsageError{"mmla-bench: " + opt + ": expected a positive integer, got '" + v + "'", true};
+  return x;
+}
+
 Options parse_args(int argc, char** argv) {
   Options opt;
   std::vector<Shape> explicit_shapes;
@@ -191,12 +282,30 @@ Options parse_args(int argc, char** argv) {
       no_value();
       opt.quick = true;
     } else if (arg == "--reps") {
+      opt.reps = parse_positive_int(arg, value());
+    } else if (arg == "--threads") {
+      opt.threads = parse_positive_int(arg, value());
+    } else if (arg == "--libs") {
+      opt.libs = parse_libs(value());
+    } else if (arg == "--peak") {
+      no_value();
+      opt.peak = true;
+    } else if (arg == "--peak-gflops") {
       const std::string v = value();
-      int reps = 0;
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), reps);
-      if (ec != std::errc() || end != v.data() + v.size() || reps < 1)
-        throw UsageError{"mmla-bench: --reps: expected a positive integer, got '" + v + "'", true};
-      opt.reps = reps;
+      char* end = nullptr;
+      const double g = v.empty() ? -1 : std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(g > 0) || !std::isfinite(g))
+        throw UsageError{"mmla-bench: --peak-gflops: expected GFLOPS > 0, got '" + v + "'", true};
+      opt.peak_gflops = g;
+    } else if (arg == "--detail") {
+      no_value();
+      opt.detail = true;
+    } else if (arg == "--openblas-lib") {
+      opt.openblas_lib = value();
+      if (opt.openblas_lib.empty()) throw UsageError{"mmla-bench: --openblas-lib: empty path", true};
+    } else if (arg == "--blis-lib") {
+      opt.blis_lib = value();
+      if (opt.blis_lib.empty()) throw UsageError{"mmla-bench: --blis-lib: empty path", true};
     } else if (arg == "--min-time") {
       const std::string v = value();
       char* end = nullptr;
@@ -220,6 +329,8 @@ Options parse_args(int argc, char** argv) {
 
   if (opt.shapes_given) {
     opt.shapes = std::move(explicit_shapes);
+  } else if (opt.peak) {
+    // --peak alone measures the machine only.
   } else if (opt.quick) {
     // One of each regime: cache-resident square, mid square, decode (M=1), small and mid batches.
     opt.shapes = {{256, 256, 256}, {512, 512, 512}, {1, 768, 768}, {32, 3072, 768}, {128, 768, 3072}};
@@ -265,37 +376,41 @@ void fill(float* p, int64_t count, uint64_t seed) {
   for (int64_t i = 0; i < count; ++i) p[i] = rng.uniform();
 }
 
-void sgemm_or_die(const Shape& s, const float* a, const float* b, float* c) {
-  const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, s.m, s.n, s.k, 1.0f, a, s.k,
-                                    b, s.n, 0.0f, c, s.n);
-  if (st != MMLA_STATUS_SUCCESS) {
-    std::fprintf(stderr, "mmla-bench: mmla_sgemm(%lldx%lldx%lld) failed: %s: %s\n",
-                 static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-                 mmla_status_string(st), mmla_last_error());
-    std::exit(kExitFailure);
+// The double-precision value of one entry of C and the magnitude of its terms.
+struct Reference {
+  double value, magnitude;
+};
+
+Reference reference_entry(const Shape& s, const float* a, const float* b, int64_t i, int64_t j) {
+  Reference r{0, 0};
+  for (int64_t p = 0; p < s.k; ++p) {
+    const double term = static_cast<double>(a[i * s.k + p]) * static_cast<double>(b[p * s.n + j]);
+    r.value += term;
+    r.magnitude += std::fabs(term);
   }
+  return r;
 }
 
 // Error of one entry relative to the magnitude of its terms: a perfectly ordinary fp32 dot product
 // of length K stays within K * 2^-24 of this, whatever the summation order.
-double entry_error(const Shape& s, const float* a, const float* b, const float* c, int64_t i, int64_t j) {
-  double ref = 0, magnitude = 0;
-  for (int64_t p = 0; p < s.k; ++p) {
-    const double term = static_cast<double>(a[i * s.k + p]) * static_cast<double>(b[p * s.n + j]);
-    ref += term;
-    magnitude += std::fabs(term);
-  }
-  const double diff = std::fabs(static_cast<double>(c[i * s.n + j]) - ref);
-  if (magnitude == 0) return diff == 0 ? 0 : std::numeric_limits<double>::infinity();
-  return diff / magnitude;  // NaN if c is NaN: caught by the !(err <= bound) test
+double entry_error(const Reference& r, float c) {
+  const double diff = std::fabs(static_cast<double>(c) - r.value);
+  if (r.magnitude == 0) return diff == 0 ? 0 : std::numeric_limits<double>::infinity();
+  return diff / r.magnitude;  // NaN if c is NaN: caught by the !(err <= bound) test
 }
 
-CheckResult check_result(const Shape& s, const float* a, const float* b, const float* c) {
-  CheckResult r{0, 2.0 * static_cast<double>(s.k) * std::ldexp(1.0, -24), true};
+// Every library's C against one reference, computed once per checked entry.
+std::vector<CheckResult> check_results(const Shape& s, const float* a, const float* b,
+                                       const std::vector<const float*>& cs) {
+  std::vector<CheckResult> r(cs.size(),
+                             CheckResult{0, 2.0 * static_cast<double>(s.k) * std::ldexp(1.0, -24), true});
   const auto account = [&](int64_t i, int64_t j) {
-    const double e = entry_error(s, a, b, c, i, j);
-    if (!(e <= r.bound)) r.pass = false;
-    if (std::isnan(e) || (!std::isnan(r.max_err) && e > r.max_err)) r.max_err = e;  // NaN sticks
+    const Reference ref = reference_entry(s, a, b, i, j);
+    for (std::size_t l = 0; l < cs.size(); ++l) {
+      const double e = entry_error(ref, cs[l][i * s.n + j]);
+      if (!(e <= r[l].bound)) r[l].pass = false;
+      if (std::isnan(e) || (!std::isnan(r[l].max_err) && e > r[l].max_err)) r[l].max_err = e;  // NaN sticks
+    }
   };
   // Up to 2^24 multiply-adds the full check is instant (even under qemu); beyond, sample entries,
   // always including the four corners, where edge tiles live.
@@ -316,37 +431,69 @@ CheckResult check_result(const Shape& s, const float* a, const float* b, const f
   return r;
 }
 
-Result run_shape(const Shape& s, const Options& opt) {
-  Matrix a = allocate(s.m * s.k), b = allocate(s.k * s.n), c = allocate(s.m * s.n);
+Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& libs, const Options& opt) {
+  Matrix a = allocate(s.m * s.k), b = allocate(s.k * s.n);
   fill(a.get(), s.m * s.k, 1);
   fill(b.get(), s.k * s.n, 2);
-  // beta = 0 must not read C, and every entry must be written: NaN here makes --check catch both.
-  std::fill_n(c.get(), s.m * s.n, std::numeric_limits<float>::quiet_NaN());
 
-  sgemm_or_die(s, a.get(), b.get(), c.get());  // warm-up: page faults, packing buffers, thread pool
+  // Untimed set-up, then one warm-up call each (page faults, packing buffers, thread pools).
+  const mmla_bench::Problem problem{s.m, s.n, s.k, a.get(), b.get()};
+  const std::size_t count = libs.size();
+  std::vector<Matrix> c;
+  std::vector<std::unique_ptr<GemmRunner>> runners;
+  for (const auto& lib : libs) {
+    c.push_back(allocate(s.m * s.n));
+    // beta = 0 must not read C, and every entry must be written: NaN here makes --check catch both.
+    std::fill_n(c.back().get(), s.m * s.n, std::numeric_limits<float>::quiet_NaN());
+    runners.push_back(lib->prepare(problem, c.back().get()));
+  }
+  for (const auto& r : runners) r->run();
 
+  // Rounds of one call per library, so that whatever else the machine does hits all of them alike;
+  // the order rotates so that no library always follows the same one.
   using Clock = std::chrono::steady_clock;
-  std::vector<double> times;
-  double total = 0;
-  while (static_cast<int>(times.size()) < opt.reps || total < opt.min_time) {
-    const Clock::time_point t0 = Clock::now();
-    sgemm_or_die(s, a.get(), b.get(), c.get());
-    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-    times.push_back(dt);
-    total += dt;
+  std::vector<std::vector<double>> times(count);
+  std::vector<double> total(count, 0);
+  const auto done = [&] {
+    for (std::size_t l = 0; l < count; ++l)
+      if (static_cast<int>(times[l].size()) < opt.reps || total[l] < opt.min_time) return false;
+    return true;
+  };
+  for (std::size_t round = 0; !done(); ++round) {
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t l = (j + round) % count;
+      const Clock::time_point t0 = Clock::now();
+      runners[l]->run();
+      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      times[l].push_back(dt);
+      total[l] += dt;
+    }
   }
 
-  std::sort(times.begin(), times.end());
-  const std::size_t n = times.size();
-  Result r{};
-  r.shape = s;
-  r.median_s = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-  r.min_s = times.front();
-  r.max_s = times.back();
-  r.reps = static_cast<int>(n);
-  r.checked = opt.check;
-  if (opt.check) r.check = check_result(s, a.get(), b.get(), c.get());
-  return r;
+  std::vector<CheckResult> checks;
+  if (opt.check) {
+    std::vector<const float*> cs;
+    for (const Matrix& m : c) cs.push_back(m.get());
+    checks = check_results(s, a.get(), b.get(), cs);
+  }
+  Result res{s, {}, {}};
+  for (std::size_t l = 0; l < count; ++l) {
+    std::vector<double>& t = times[l];
+    std::sort(t.begin(), t.end());
+    const std::size_t n = t.size();
+    LibResult r;
+    r.name = libs[l]->name();
+    r.prepacked = libs[l]->prepacked();
+    r.impl = runners[l]->impl();
+    r.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    r.min_s = t.front();
+    r.max_s = t.back();
+    r.reps = static_cast<int>(n);
+    r.checked = opt.check;
+    if (opt.check) r.check = checks[l];
+    res.libs.push_back(std::move(r));
+  }
+  return res;
 }
 
 double gflops(const Shape& s, double seconds) {
@@ -358,77 +505,212 @@ std::string shape_name(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-void print_header(std::FILE* out, bool check) {
-  std::fprintf(out, "%-16s %10s %9s %19s %6s", "shape", "median ms", "GFLOPS", "GFLOPS min..max", "reps");
-  if (check) std::fprintf(out, "   %-19s %s", "max err / bound", "check");
-  std::fputc('\n', out);
-}
+bool is_mmla(const std::string& name) { return name == "mmla" || name == "mmla:packed"; }
 
-void print_row(std::FILE* out, const Result& r) {
-  const std::string range = [&] {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f..%.1f", gflops(r.shape, r.max_s), gflops(r.shape, r.min_s));
-    return std::string(buf);
-  }();
-  std::fprintf(out, "%-16s %10.3f %9.1f %19s %6d", shape_name(r.shape).c_str(), r.median_s * 1e3,
-               gflops(r.shape, r.median_s), range.c_str(), r.reps);
-  if (r.checked)
-    std::fprintf(out, "   %.2e / %.2e  %s", r.check.max_err, r.check.bound, r.check.pass ? "PASS" : "FAIL");
-  std::fputc('\n', out);
-  std::fflush(out);
-}
+// What one shape's row says beyond each library's GFLOPS.
+struct Derived {
+  const LibResult* mmla = nullptr;
+  const LibResult* packed = nullptr;
+  const LibResult* best_plain = nullptr;  // fastest other library with B given plain
+  const LibResult* best_any = nullptr;    // fastest other library of any kind (prepacked too)
+  double mmla_over_best = NAN, packed_over_best = NAN;
+  double pct_peak = NAN, pct_peak_packed = NAN;
+  double m1_bound = NAN;  // M = 1: the GFLOPS that reading B allows
+  double pct_m1_bound = NAN;
+};
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const unsigned char u = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (u < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", u);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
+Derived derive(const Result& r, double peak_gflops) {
+  Derived d;
+  for (const LibResult& l : r.libs) {
+    if (l.name == "mmla") d.mmla = &l;
+    if (l.name == "mmla:packed") d.packed = &l;
+    if (is_mmla(l.name)) continue;
+    if (!l.prepacked && (d.best_plain == nullptr || l.median_s < d.best_plain->median_s)) d.best_plain = &l;
+    if (d.best_any == nullptr || l.median_s < d.best_any->median_s) d.best_any = &l;
   }
-  return out + "\"";
+  const Shape& s = r.shape;
+  if (d.mmla && d.best_plain) d.mmla_over_best = d.best_plain->median_s / d.mmla->median_s;
+  if (d.packed && d.best_any) d.packed_over_best = d.best_any->median_s / d.packed->median_s;
+  if (peak_gflops > 0) {
+    if (d.mmla) d.pct_peak = 100 * gflops(s, d.mmla->median_s) / peak_gflops;
+    if (d.packed) d.pct_peak_packed = 100 * gflops(s, d.packed->median_s) / peak_gflops;
+  }
+  if (r.m1_memory.gbps.samples > 0) {
+    // Every byte of B is used once per call: 2 flops per 4-byte float of B read.
+    d.m1_bound = r.m1_memory.gbps.median / 2;
+    if (d.mmla) d.pct_m1_bound = 100 * gflops(s, d.mmla->median_s) / d.m1_bound;
+  }
+  return d;
 }
 
-// JSON has no NaN or infinity: those become null.
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
+// Which of the optional columns the table has; the same for every row.
+struct Columns {
+  std::vector<std::string> libs;
+  std::vector<int> widths;
+  bool mmla_over_best = false, packed_over_best = false, pct_peak = false, m1_bound = false, check = false;
+};
+
+Columns table_columns(const std::vector<std::unique_ptr<GemmLib>>& libs, const Options& opt,
+                      double peak_gflops, const PeakReport* peak) {
+  Columns c;
+  bool mmla = false, packed = false, other_plain = false, other = false;
+  for (const auto& l : libs) {
+    const std::string name = l->name();
+    c.libs.push_back(name);
+    c.widths.push_back(std::max<int>(7, static_cast<int>(name.size())));
+    mmla |= name == "mmla";
+    packed |= name == "mmla:packed";
+    if (!is_mmla(name)) other = true, other_plain |= !l->prepacked();
+  }
+  c.mmla_over_best = mmla && other_plain;
+  c.packed_over_best = packed && other;
+  c.pct_peak = (mmla || packed) && peak_gflops > 0;
+  bool any_m1 = false;
+  for (const Shape& s : opt.shapes) any_m1 |= s.m == 1;
+  c.m1_bound = peak != nullptr && any_m1 && opt.threads == 1;
+  c.check = opt.check;
+  return c;
+}
+
+void print_header(std::FILE* out, const Columns& c) {
+  std::fprintf(out, "%-16s", "shape");
+  for (std::size_t i = 0; i < c.libs.size(); ++i) std::fprintf(out, " %*s", c.widths[i], c.libs[i].c_str());
+  if (c.mmla_over_best) std::fprintf(out, " %9s", "mmla/best");
+  if (c.packed_over_best) std::fprintf(out, " %11s", "packed/best");
+  if (c.pct_peak) std::fprintf(out, " %6s", "%peak");
+  if (c.m1_bound) std::fprintf(out, " %12s", "M=1 bound");
+  if (c.check) std::fprintf(out, "  %s", "check");
+  std::fputc('\n', out);
+}
+
+std::string fixed(double v, const char* format) {
+  if (std::isnan(v)) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
 
-std::string to_json(const std::vector<Result>& results) {
+void print_row(std::FILE* out, const Columns& c, const Result& r, const Derived& d, bool detail) {
+  std::fprintf(out, "%-16s", shape_name(r.shape).c_str());
+  for (std::size_t i = 0; i < r.libs.size(); ++i)
+    std::fprintf(out, " %*.1f", c.widths[i], gflops(r.shape, r.libs[i].median_s));
+  if (c.mmla_over_best) std::fprintf(out, " %9s", fixed(d.mmla_over_best, "%.2f").c_str());
+  if (c.packed_over_best) std::fprintf(out, " %11s", fixed(d.packed_over_best, "%.2f").c_str());
+  if (c.pct_peak) std::fprintf(out, " %6s", fixed(d.pct_peak, "%.1f%%").c_str());
+  if (c.m1_bound)
+    std::fprintf(
+        out, " %12s",
+        std::isnan(d.m1_bound) ? "" : (fixed(d.m1_bound, "%.1f") + " (" + r.m1_memory.level + ")").c_str());
+  if (c.check) {
+    std::string failed;
+    for (const LibResult& l : r.libs)
+      if (!l.check.pass) failed += (failed.empty() ? "" : ",") + l.name;
+    std::fprintf(out, "  %s", failed.empty() ? "PASS" : ("FAIL(" + failed + ")").c_str());
+  }
+  std::fputc('\n', out);
+  if (detail) {
+    for (const LibResult& l : r.libs) {
+      std::fprintf(out, "    %-12s %9.3f ms %8.1f GFLOPS  min..max %.1f..%.1f  reps %d", l.name.c_str(),
+                   l.median_s * 1e3, gflops(r.shape, l.median_s), gflops(r.shape, l.max_s),
+                   gflops(r.shape, l.min_s), l.reps);
+      if (l.checked)
+        std::fprintf(out, "  err %.2e / %.2e %s", l.check.max_err, l.check.bound,
+                     l.check.pass ? "PASS" : "FAIL");
+      if (!l.impl.empty()) std::fprintf(out, "  [%s]", l.impl.c_str());
+      std::fputc('\n', out);
+    }
+    if (!std::isnan(d.m1_bound))
+      std::fprintf(
+          out, "    M=1: reading B's %.2f MiB runs at %.1f GB/s (%s): bound %.1f GFLOPS, mmla at %.0f%%\n",
+          static_cast<double>(r.m1_memory.bytes) / (1 << 20), r.m1_memory.gbps.median,
+          r.m1_memory.level.c_str(), d.m1_bound, d.pct_m1_bound);
+  }
+  std::fflush(out);
+}
+
+std::string timing_json(const Shape& s, const LibResult& r) {
+  std::string j = "\"median_s\": " + json_number(r.median_s);
+  j += ", \"gflops\": " + json_number(gflops(s, r.median_s));
+  j += ", \"gflops_min\": " + json_number(gflops(s, r.max_s));
+  j += ", \"gflops_max\": " + json_number(gflops(s, r.min_s));
+  j += ", \"reps\": " + std::to_string(r.reps);
+  if (r.checked)
+    j += ", \"check\": {\"max_err\": " + json_number(r.check.max_err) +
+         ", \"bound\": " + json_number(r.check.bound) + ", \"pass\": " + (r.check.pass ? "true" : "false") +
+         "}";
+  return j;
+}
+
+struct RunInfo {
+  int threads = 1;
+  std::vector<std::pair<std::string, std::string>> libraries;  // name, info
+  std::vector<std::string> notes;
+  const PeakReport* peak = nullptr;
+  double peak_gflops = 0;  // per core; 0: none
+  const char* peak_source = nullptr;
+};
+
+std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
   std::string j = "{\n  \"version\": " + json_string(mmla_version()) +
-                  ",\n  \"config\": " + json_string(mmla_get_config()) + ",\n  \"results\": [";
+                  ",\n  \"config\": " + json_string(mmla_get_config()) +
+                  ",\n  \"threads\": " + std::to_string(info.threads) + ",\n  \"libraries\": [";
+  for (std::size_t i = 0; i < info.libraries.size(); ++i)
+    j += std::string(i ? "," : "") + "\n    {\"name\": " + json_string(info.libraries[i].first) +
+         ", \"info\": " + json_string(info.libraries[i].second) + "}";
+  j += std::string(info.libraries.empty() ? "" : "\n  ") + "],\n  \"notes\": [";
+  for (std::size_t i = 0; i < info.notes.size(); ++i) j += (i ? ", " : "") + json_string(info.notes[i]);
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  j += "],\n  \"openblas_coretype\": " + (coretype ? json_string(coretype) : std::string("null"));
+  j += ",\n  \"peak\": " + (info.peak ? mmla_bench::peak_json(*info.peak, 2) : std::string("null"));
+  j += ",\n  \"peak_gflops\": " + (info.peak_gflops > 0 ? json_number(info.peak_gflops) : "null");
+  j += ",\n  \"peak_source\": " + (info.peak_source ? json_string(info.peak_source) : std::string("null"));
+  j += ",\n  \"results\": [";
+  const double peak_total = info.peak_gflops * info.threads;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
+    const Derived d = derive(r, peak_total);
     j += i ? ",\n    {" : "\n    {";
     j += "\"m\": " + std::to_string(r.shape.m) + ", \"n\": " + std::to_string(r.shape.n) +
          ", \"k\": " + std::to_string(r.shape.k);
-    j += ", \"median_s\": " + json_number(r.median_s);
-    j += ", \"gflops\": " + json_number(gflops(r.shape, r.median_s));
-    j += ", \"gflops_min\": " + json_number(gflops(r.shape, r.max_s));
-    j += ", \"gflops_max\": " + json_number(gflops(r.shape, r.min_s));
-    j += ", \"reps\": " + std::to_string(r.reps);
-    if (r.checked)
-      j += ", \"check\": {\"max_err\": " + json_number(r.check.max_err) +
-           ", \"bound\": " + json_number(r.check.bound) + ", \"pass\": " + (r.check.pass ? "true" : "false") +
-           "}";
+    if (d.mmla) j += ", " + timing_json(r.shape, *d.mmla);  // mmla's numbers, as before there were others
+    j += ",\n     \"libs\": {";
+    for (std::size_t l = 0; l < r.libs.size(); ++l) {
+      const LibResult& lr = r.libs[l];
+      j += std::string(l ? ",\n              " : "") + json_string(lr.name) + ": {" +
+           timing_json(r.shape, lr) + ", \"prepacked\": " + (lr.prepacked ? "true" : "false");
+      if (!lr.impl.empty()) j += ", \"impl\": " + json_string(lr.impl);
+      j += "}";
+    }
+    j += "},\n     \"best_other\": " + (d.best_plain ? json_string(d.best_plain->name) : "null");
+    j += ", \"best_other_any\": " + (d.best_any ? json_string(d.best_any->name) : "null");
+    j += ", \"mmla_over_best\": " + json_number(d.mmla_over_best);
+    j += ", \"packed_over_best\": " + json_number(d.packed_over_best);
+    j += ", \"pct_peak\": " + json_number(d.pct_peak);
+    j += ", \"pct_peak_packed\": " + json_number(d.pct_peak_packed);
+    if (!std::isnan(d.m1_bound))
+      j += ", \"m1_bound_gflops\": " + json_number(d.m1_bound) +
+           ", \"m1_bound_level\": " + json_string(r.m1_memory.level) +
+           ", \"m1_read_bytes\": " + std::to_string(r.m1_memory.bytes) +
+           ", \"m1_read_gbps\": " + json_number(r.m1_memory.gbps.median) +
+           ", \"pct_m1_bound\": " + json_number(d.pct_m1_bound);
     j += "}";
   }
   return j + (results.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+void print_mmla_config(std::FILE* out, bool full) {
+  const std::string config = mmla_get_config();
+  if (full) {
+    std::fputs(config.c_str(), out);
+    return;
+  }
+  std::fprintf(out, "mmla %s\n", mmla_version());
+  for (std::size_t pos = 0; pos < config.size();) {
+    std::size_t end = config.find('\n', pos);
+    if (end == std::string::npos) end = config.size();
+    if (config.compare(pos, 7, "kernel ") == 0) std::fprintf(out, "%.*s\n", int(end - pos), &config[pos]);
+    pos = end + 1;
+  }
 }
 
 int run(const Options& opt) {
@@ -446,32 +728,86 @@ int run(const Options& opt) {
     }
   }
 
-  const std::string config = mmla_get_config();
-  if (opt.full_config) {
-    std::fputs(config.c_str(), out);
-  } else {
-    std::fprintf(out, "mmla %s\n", mmla_version());
-    for (std::size_t pos = 0; pos < config.size();) {
-      std::size_t end = config.find('\n', pos);
-      if (end == std::string::npos) end = config.size();
-      if (config.compare(pos, 7, "kernel ") == 0) std::fprintf(out, "%.*s\n", int(end - pos), &config[pos]);
-      pos = end + 1;
-    }
+  RunInfo info;
+  info.threads = opt.threads;
+  print_mmla_config(out, opt.full_config);
+
+  // The machine first, while nothing else of ours runs.
+  PeakReport peak;
+  if (opt.peak) {
+    std::fputc('\n', out);
+    peak = mmla_bench::measure_peak(opt.quick);
+    mmla_bench::print_peak(out, peak);
+    info.peak = &peak;
   }
-  std::fprintf(out, "\nrow-major NN, alpha=1, beta=0; median of >= %d runs and >= %g s per shape\n\n",
-               opt.reps, opt.min_time);
-  print_header(out, opt.check);
+  if (opt.peak_gflops > 0) {
+    info.peak_gflops = opt.peak_gflops;
+    info.peak_source = "given";
+  } else if (opt.peak && peak.fp32_gflops() > 0) {
+    info.peak_gflops = peak.fp32_gflops();
+    info.peak_source = "measured";
+  }
 
   std::vector<Result> results;
   bool all_pass = true;
-  for (const Shape& s : opt.shapes) {
-    results.push_back(run_shape(s, opt));
-    print_row(out, results.back());
-    if (opt.check && !results.back().check.pass) all_pass = false;
+  if (!opt.shapes.empty()) {
+    mmla_bench::LibSearch search;
+    search.threads = opt.threads;
+    search.openblas_path = opt.openblas_lib;
+    search.blis_path = opt.blis_lib;
+    search.only = opt.libs;
+    std::vector<std::unique_ptr<GemmLib>> libs;
+    mmla_bench::add_mmla_libs(&libs, &search);
+    mmla_bench::add_dlopen_libs(&libs, &search);
+    mmla_bench::add_onednn_libs(&libs, &search);
+    info.notes = search.notes;
+
+    std::fprintf(out, "\nlibraries (%d thread%s each):\n", opt.threads, opt.threads == 1 ? "" : "s");
+    for (const auto& l : libs) {
+      info.libraries.emplace_back(l->name(), l->info());
+      std::fprintf(out, "  %-12s %s\n", l->name().c_str(), l->info().c_str());
+    }
+    for (const std::string& n : search.notes) std::fprintf(out, "  (%s)\n", n.c_str());
+    if (const char* coretype = std::getenv("OPENBLAS_CORETYPE"))
+      std::fprintf(out, "  OPENBLAS_CORETYPE=%s (from the environment)\n", coretype);
+    // A library asked for by name must be there: a silently missing column reads as a result.
+    for (const std::string& want : opt.libs) {
+      const bool found =
+          std::any_of(libs.begin(), libs.end(), [&](const auto& l) { return l->name() == want; });
+      if (!found) {
+        std::fprintf(stderr, "mmla-bench: --libs: %s is not available on this machine\n", want.c_str());
+        return kExitUsage;
+      }
+    }
+
+    const double peak_total = info.peak_gflops * opt.threads;
+    const Columns columns = table_columns(libs, opt, peak_total, info.peak);
+    std::fprintf(out,
+                 "\nrow-major NN, alpha=1, beta=0; GFLOPS of the median of >= %d runs and >= %g s per shape "
+                 "and library, interleaved\n",
+                 opt.reps, opt.min_time);
+    if (columns.pct_peak)
+      std::fprintf(out, "%%peak: of %.1f GFLOPS (%s fp32 peak of one core x %d thread%s)\n", peak_total,
+                   info.peak_source, opt.threads, opt.threads == 1 ? "" : "s");
+    std::fputc('\n', out);
+    print_header(out, columns);
+    for (const Shape& s : opt.shapes) {
+      results.push_back(run_shape(s, libs, opt));
+      if (columns.m1_bound && s.m == 1)
+        results.back().m1_memory =
+            mmla_bench::measure_bandwidth_at(static_cast<std::size_t>(s.k * s.n) * sizeof(float), peak);
+      print_row(out, columns, results.back(), derive(results.back(), peak_total), opt.detail);
+      for (const LibResult& l : results.back().libs)
+        if (opt.check && !l.check.pass) {
+          all_pass = false;
+          std::fprintf(stderr, "mmla-bench: %s %s: max error %.2e exceeds the bound %.2e\n",
+                       shape_name(s).c_str(), l.name.c_str(), l.check.max_err, l.check.bound);
+        }
+    }
   }
 
   if (!opt.json_path.empty()) {
-    const std::string j = to_json(results);
+    const std::string j = to_json(info, results);
     if (json_stdout) {
       std::fputs(j.c_str(), stdout);
       std::fflush(stdout);
@@ -495,10 +831,16 @@ int run(const Options& opt) {
 
 int main(int argc, char** argv) {
   try {
-    return run(parse_args(argc, argv));
+    const Options opt = parse_args(argc, argv);
+    // Before any library reads it (libraries loaded later read it when they load).
+    mmla_bench::set_thread_environment(opt.threads);
+    return run(opt);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s\n", e.message.c_str());
     if (e.show_usage) std::fprintf(stderr, "\n%s", kUsage);
     return kExitUsage;
+  } catch (const BenchError& e) {
+    std::fprintf(stderr, "mmla-bench: %s\n", e.what());
+    return kExitFailure;
   }
 }

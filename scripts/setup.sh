@@ -10,6 +10,7 @@ packages=(
   g++-aarch64-linux-gnu        # cross compiler and aarch64 glibc sysroot
   qemu-user                    # runs the aarch64 tests on x86
   python3 python3-venv         # the tools venv below (and the Python package later)
+  libopenblas-dev libblis-dev libdnnl-dev  # optional: mmla-bench's side-by-side columns
 )
 
 missing=()

@@ -57,18 +57,18 @@ MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float a
 typedef struct mmla_packed_matrix mmla_packed_matrix;
 
 MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
-                                 const float *b, int64_t ldb, mmla_packed_matrix **packed);
+                                 const float* b, int64_t ldb, mmla_packed_matrix** packed);
 
 /* Bytes the packed data occupies (what prepacking costs in memory). */
-MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix *packed, size_t *bytes);
+MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix* packed, size_t* bytes);
 
 /* m x n result; k and n must be those the handle was packed with. */
 MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
-                                      int64_t k, float alpha, const float *a, int64_t lda,
-                                      const mmla_packed_matrix *b, float beta, float *c, int64_t ldc);
+                                      int64_t k, float alpha, const float* a, int64_t lda,
+                                      const mmla_packed_matrix* b, float beta, float* c, int64_t ldc);
 
 /* Frees a handle (null is allowed). */
-MMLA_API void mmla_packed_free(mmla_packed_matrix *packed);
+MMLA_API void mmla_packed_free(mmla_packed_matrix* packed);
 
 /* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap and
  * the kernel chosen for each family with the reason. The string lives for the whole process. */

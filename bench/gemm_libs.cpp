@@ -1,0 +1,110 @@
+// mmla's own columns (plain mmla_sgemm and prepacked B) and what all libraries share.
+#include "gemm_libs.hpp"
+
+#include <dlfcn.h>
+#include <mmla/mmla.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+namespace mmla_bench {
+
+void set_thread_environment(int threads) {
+  const std::string n = std::to_string(threads);
+  // Read by OpenBLAS and BLIS when they are loaded, by libgomp (oneDNN, BLIS-openmp) if it is not
+  // loaded yet, and by mmla's thread pool. Overwritten: a benchmark that says "1 thread" must mean
+  // it for every column.
+  for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "BLIS_NUM_THREADS",
+                          "MMLA_NUM_THREADS"})
+    setenv(var, n.c_str(), 1);
+}
+
+std::string library_file_of(const void* addr) {
+  Dl_info info{};
+  if (addr == nullptr || dladdr(addr, &info) == 0 || info.dli_fname == nullptr) return {};
+  char resolved[PATH_MAX];
+  if (realpath(info.dli_fname, resolved) != nullptr) return resolved;
+  return info.dli_fname;
+}
+
+namespace {
+
+std::string status_message(const char* what, mmla_status st) {
+  return std::string(what) + " failed: " + mmla_status_string(st) + ": " + mmla_last_error();
+}
+
+class MmlaRunner final : public GemmRunner {
+ public:
+  MmlaRunner(const Problem& p, float* c) : p_(p), c_(c) {}
+  void run() override {
+    const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f,
+                                      p_.a, p_.k, p_.b, p_.n, 0.0f, c_, p_.n);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sgemm", st));
+  }
+
+ private:
+  Problem p_;
+  float* c_;
+};
+
+std::string mmla_info() {
+  return "mmla " + std::string(mmla_version()) + ", " + library_file_of(reinterpret_cast<void*>(&mmla_sgemm));
+}
+
+class MmlaLib final : public GemmLib {
+ public:
+  std::string name() const override { return "mmla"; }
+  std::string info() const override { return mmla_info(); }
+  std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
+    return std::make_unique<MmlaRunner>(p, c);
+  }
+};
+
+// B packed once by mmla_pack_b (not timed); each run is one mmla_gemm_packed call.
+class MmlaPackedRunner final : public GemmRunner {
+ public:
+  MmlaPackedRunner(const Problem& p, float* c) : p_(p), c_(c) {
+    const mmla_status st = mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p.k, p.n, p.b, p.n, &packed_);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_pack_b", st));
+    size_t bytes = 0;
+    if (mmla_packed_size(packed_, &bytes) == MMLA_STATUS_SUCCESS) bytes_ = bytes;
+  }
+  ~MmlaPackedRunner() override { mmla_packed_free(packed_); }
+  MmlaPackedRunner(const MmlaPackedRunner&) = delete;
+  MmlaPackedRunner& operator=(const MmlaPackedRunner&) = delete;
+
+  void run() override {
+    const mmla_status st = mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f, p_.a, p_.k,
+                                            packed_, 0.0f, c_, p_.n);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_gemm_packed", st));
+  }
+  std::string impl() const override {
+    return bytes_ ? "packed B " + std::to_string(bytes_) + " bytes" : std::string();
+  }
+
+ private:
+  Problem p_;
+  float* c_;
+  mmla_packed_matrix* packed_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class MmlaPackedLib final : public GemmLib {
+ public:
+  std::string name() const override { return "mmla:packed"; }
+  bool prepacked() const override { return true; }
+  std::string info() const override { return mmla_info() + " (mmla_pack_b + mmla_gemm_packed)"; }
+  std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
+    return std::make_unique<MmlaPackedRunner>(p, c);
+  }
+};
+
+}  // namespace
+
+void add_mmla_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
+  if (search->wants("mmla")) libs->push_back(std::make_unique<MmlaLib>());
+  if (search->wants("mmla:packed")) libs->push_back(std::make_unique<MmlaPackedLib>());
+}
+
+}  // namespace mmla_bench
