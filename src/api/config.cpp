@@ -64,7 +64,9 @@ std::string make_report() {
       continue;
     }
     o << s.kernel->name << " [MR=" << s.kernel->mr << " NR=" << s.kernel->nr << " KR=" << s.kernel->kr
-      << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
+      << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc
+      << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
+      << "; prepacked: KC=" << s.blocking.kc_packed << " NC=" << s.blocking.nc_packed << "]\n";
     o << "  why: " << s.why << "\n";
   }
   const mmla::api::GemvSelection& g = mmla::api::gemv_selection();

@@ -68,8 +68,8 @@ MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int
   h->layout.kernel = sel.kernel;
   h->layout.k = static_cast<std::size_t>(k);
   h->layout.n = static_cast<std::size_t>(n);
-  h->layout.kc = sel.blocking.kc;
-  h->layout.nc = sel.blocking.nc;
+  h->layout.kc = sel.blocking.kc_packed;
+  h->layout.nc = sel.blocking.nc_packed;
   if (k > 0 && n > 0) {
     h->bytes = h->layout.bytes();
     const std::size_t rounded = (h->bytes + 63) / 64 * 64;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "driver/gemm_driver.hpp"
 
@@ -7,27 +8,33 @@ namespace {
 std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / to * to); }
 }  // namespace
 
-// The model (docs/blocking.md): the KC x NR micro-panel of B is reused by every MR-row micro-panel
-// of A, so it should occupy at most half of L1, leaving the rest to the streaming A micro-panel
-// and C. The MC x KC block of A is reused across the whole NC width: half of L2. The KC x NC panel
-// of B is reused across all of M: half of L3, capped so a huge shared L3 does not make one
-// block span several cores' worth of it. When all of M fits one MC block, a packed B block is
-// used once, right after packing: then it should stay in L2 (half of it).
+// The model (docs/blocking.md, with the measurements behind it):
+// - Many rows of A (more than one MC block): C is read and written once per KC block, and those
+//   misses, not the L1 residency of B, are what costs; the kernels stream their B micro-panel from
+//   L2 at a fraction of its bandwidth. So KC is as deep as keeps the KC x NR micro-panel of B
+//   within 1/16 of L2 (at most 1024); the MC x KC block of A takes a third of L2; the KC x NC
+//   block of B half of the L3 share (capped: a VM may report a huge shared L3).
+// - All of M in one MC block: each B micro-panel serves few A panels, so it should sit in L1:
+//   KC from two thirds of L1 (the BLIS rule), NC again from the L3 share.
+// - A prepacked B serves any M: KC between the two (their geometric mean).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
   const std::size_t elem = k.elem_size;
-  const std::size_t kr = static_cast<std::size_t>(k.kr);
-  Blocking b;
-  b.kc = std::clamp<std::size_t>(caches.l1d / 2 / (static_cast<std::size_t>(k.nr) * elem), 64, 1024);
-  b.kc = round_down(b.kc, std::max<std::size_t>(kr, 8));
-  b.mc = std::clamp<std::size_t>(caches.l2 / 2 / (b.kc * elem), static_cast<std::size_t>(k.mr), 4096);
-  b.mc = round_down(b.mc, static_cast<std::size_t>(k.mr));
+  const std::size_t kr_round = std::max<std::size_t>(static_cast<std::size_t>(k.kr), 8);
+  const std::size_t mr = static_cast<std::size_t>(k.mr), nr = static_cast<std::size_t>(k.nr);
   constexpr std::size_t kMaxL3Share = 16u << 20;
   const std::size_t l3 = std::min(caches.l3, kMaxL3Share);
-  b.nc = std::clamp<std::size_t>(l3 / 2 / (b.kc * elem), static_cast<std::size_t>(k.nr), 8192);
-  b.nc = round_down(b.nc, static_cast<std::size_t>(k.nr));
-  b.nc_one_pass =
-      std::clamp<std::size_t>(caches.l2 / 2 / (b.kc * elem), static_cast<std::size_t>(k.nr), b.nc);
-  b.nc_one_pass = round_down(b.nc_one_pass, static_cast<std::size_t>(k.nr));
+  const auto nc_for = [&](std::size_t kc) {
+    return round_down(std::clamp<std::size_t>(l3 / 2 / (kc * elem), nr, 8192), nr);
+  };
+  Blocking b;
+  b.kc = round_down(std::clamp<std::size_t>(caches.l2 / 16 / (nr * elem), 64, 1024), kr_round);
+  b.mc = round_down(std::clamp<std::size_t>(caches.l2 / 3 / (b.kc * elem), mr, 4096), mr);
+  b.nc = nc_for(b.kc);
+  b.kc_one_pass = round_down(std::clamp<std::size_t>(caches.l1d * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
+  b.nc_one_pass = nc_for(b.kc_one_pass);
+  b.kc_packed =
+      round_down(static_cast<std::size_t>(std::sqrt(static_cast<double>(b.kc * b.kc_one_pass))), kr_round);
+  b.nc_packed = nc_for(b.kc_packed);
   return b;
 }
 

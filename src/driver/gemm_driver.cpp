@@ -102,8 +102,8 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   Blocking blocking = blocking_in;
   if (p.b_layout != nullptr) {
     blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
-  } else if (p.m <= blocking.mc && blocking.nc_one_pass != 0) {
-    blocking.nc = std::min(blocking.nc, blocking.nc_one_pass);
+  } else if (p.m <= blocking.mc && blocking.kc_one_pass != 0) {
+    blocking.kc = blocking.kc_one_pass, blocking.nc = blocking.nc_one_pass;
   }
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);

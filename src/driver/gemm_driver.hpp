@@ -13,9 +13,11 @@ namespace mmla::driver {
 // in L1 (see docs/blocking.md). Any positive values are correct; tests force tiny ones.
 struct Blocking {
   std::size_t mc = 0, kc = 0, nc = 0;
-  // NC when all of M fits one MC block: each packed B block is then used once, right after it is
-  // packed, so it should stay in L2 rather than L3. 0: same as nc.
-  std::size_t nc_one_pass = 0;
+  // KC and NC when all of M fits one MC block (each packed B block is then used by few rows of A,
+  // once): there the B micro-panel's L1 residency matters more than C traffic. 0: same as kc/nc.
+  std::size_t kc_one_pass = 0, nc_one_pass = 0;
+  // KC and NC a prepacked B is laid out with: it serves every M, so a depth between the two.
+  std::size_t kc_packed = 0, nc_packed = 0;
   // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
   // decide from the shape; tests force both paths.
   enum class BInPlace { kAuto, kNever, kWhenPossible } b_in_place = BInPlace::kAuto;

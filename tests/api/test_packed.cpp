@@ -24,7 +24,7 @@ class PackedCombos : public ::testing::TestWithParam<Combo> {};
 
 TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
   const auto [row, ta, tb] = GetParam();
-  const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc);
+  const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc_packed);
   const std::int64_t shapes[][3] = {{1, 1, 1}, {5, 37, 19}, {40, 70, kc + 3}, {3, 130, 2 * kc + 1}};
   for (const auto& s : shapes) {
     const std::int64_t m = s[0], n = s[1], k = s[2];

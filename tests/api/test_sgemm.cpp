@@ -2,6 +2,7 @@
 // order/transpose/stride/alpha/beta combination, special values, zero sizes and misuse.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,10 +19,12 @@
 namespace mmla::test {
 namespace {
 
-// The KC the library blocks k with (the accuracy bound depends on it).
+// The smallest KC the library may block k with (the accuracy bound depends on it).
 std::int64_t library_kc() {
   const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
-  return sel.kernel != nullptr ? static_cast<std::int64_t>(sel.blocking.kc) : 1;
+  if (sel.kernel == nullptr) return 1;
+  return static_cast<std::int64_t>(
+      std::min({sel.blocking.kc, sel.blocking.kc_one_pass, sel.blocking.kc_packed}));
 }
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

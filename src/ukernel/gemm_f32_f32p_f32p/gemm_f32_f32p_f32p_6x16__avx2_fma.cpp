@@ -19,6 +19,12 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
          std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
+  // C is read and written only after the k-loop; start fetching its rows now so that the misses
+  // (C is often far larger than the caches) overlap the arithmetic.
+  for (std::size_t i = 0; i < m; ++i) {
+    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs, 1);
+    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs + (n - 1) * c_cs, 1);
+  }
   __m256 acc[kMr][2];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (std::size_t kk = 0; kk < kp; ++kk) {
