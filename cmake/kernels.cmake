@@ -37,6 +37,7 @@ endmacro()
 
 mmla_kernel(any    ref    src/ukernel/ref/gemm_f32_f32p_f32p_4x8__ref.cpp)
 mmla_kernel(x86_64 avx2   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_6x16__avx2_fma.cpp)
+mmla_kernel(x86_64 avx512 src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_8x48__avx512.cpp)
 mmla_kernel(x86_64 avx512 src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_12x32__avx512.cpp)
 mmla_kernel(arm64  neon   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_8x12__neon_fma.cpp)
 mmla_kernel(any    ref    src/ukernel/ref/gemv_f32_f32_f32__ref.cpp)

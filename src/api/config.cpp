@@ -68,6 +68,13 @@ std::string make_report() {
       << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
       << "; prepacked: KC=" << s.blocking.kc_packed << " NC=" << s.blocking.nc_packed << "]\n";
     o << "  why: " << s.why << "\n";
+    if (s.tiles.size() > 1) {
+      o << "  tile set (each call takes the one that pads M least):";
+      for (const auto& t : s.tiles)
+        o << " " << t.kernel->name << " [MC=" << t.blocking.mc << " KC=" << t.blocking.kc
+          << " NC=" << t.blocking.nc << "]";
+      o << "\n";
+    }
   }
   const mmla::api::GemvSelection& g = mmla::api::gemv_selection();
   o << "kernel " << uk::family_name(uk::Family::gemv_f32_f32_f32) << ": "

@@ -1,6 +1,7 @@
 #include "api/problem.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "cpu/cpu.hpp"
@@ -153,12 +154,27 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
   return true;
 }
 
+const Selection::Tile& Selection::tile_for(std::size_t m) const {
+  const Tile* best = &tiles.front();
+  std::size_t best_waste = SIZE_MAX;
+  for (const Tile& t : tiles) {
+    const std::size_t mr = static_cast<std::size_t>(t.kernel->mr);
+    const std::size_t waste = (m + mr - 1) / mr * mr - m;
+    if (waste < best_waste) best = &t, best_waste = waste;
+  }
+  return *best;
+}
+
 const Selection& selection(ukernel::Family family) {
   // One family so far; an array indexed by Family when there are more.
   static const Selection kF32 = [family] {
     Selection s;
     s.kernel = ukernel::choose(family, &s.why);
-    if (s.kernel != nullptr) s.blocking = driver::blocking_for(*s.kernel, cpu::info().caches);
+    if (s.kernel == nullptr) return s;
+    for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+      if (k->family == family && k->isa == s.kernel->isa && ukernel::usable(*k))
+        s.tiles.push_back({k, driver::blocking_for(*k, cpu::info().caches)});
+    s.blocking = s.tiles.front().blocking;
     return s;
   }();
   return kF32;
@@ -186,7 +202,8 @@ mmla_status run_sgemm(const driver::GemmProblem& p) {
       case driver::Status::not_applicable: break;  // no unit stride to stream along: the GEMM path
     }
   }
-  if (driver::gemm(*s.kernel, s.blocking, p) != driver::Status::ok)
+  const Selection::Tile& tile = p.b_packed != nullptr ? s.tiles.front() : s.tile_for(p.m);
+  if (driver::gemm(*tile.kernel, tile.blocking, p) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;
 }

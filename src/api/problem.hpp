@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "driver/gemm_driver.hpp"
 #include "mmla/mmla.h"
@@ -29,11 +30,22 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
                         std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
                         bool allow_transpose, driver::GemmProblem* out, ArgError* err);
 
-// The kernel and blocking used for a family, chosen once per process.
+// The kernels and blockings used for a family, chosen once per process: every usable kernel of
+// the highest usable ISA level (the tile set), in cmake/kernels.cmake order. `kernel` is the first
+// of them: the one prepacked B is laid out for and the report names first.
 struct Selection {
+  struct Tile {
+    const ukernel::GemmKernel* kernel;
+    driver::Blocking blocking;
+  };
   const ukernel::GemmKernel* kernel = nullptr;  // nullptr when MMLA_ISA is invalid
-  driver::Blocking blocking;
+  driver::Blocking blocking;                    // kernel's
+  std::vector<Tile> tiles;
   std::string why;
+
+  // The tile for an M-row problem: the one that pads M least to a multiple of its MR (rows of a
+  // partial panel are computed and thrown away); ties go to the earlier one.
+  const Tile& tile_for(std::size_t m) const;
 };
 const Selection& selection(ukernel::Family family);
 

@@ -70,6 +70,28 @@ TEST(Dispatch, ChoiceIsTheHighestUsableLevelUnderTheCap) {
   }
 }
 
+TEST(Dispatch, TileSetAndTheTileForEachM) {
+  if (!cpu::cap().error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
+  const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
+  ASSERT_FALSE(sel.tiles.empty());
+  EXPECT_EQ(sel.tiles.front().kernel, sel.kernel);
+  for (const auto& t : sel.tiles) EXPECT_EQ(t.kernel->isa, sel.kernel->isa) << t.kernel->name;
+  // Every usable kernel of the chosen level is in the set.
+  std::size_t same_level = 0;
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    same_level += k->family == sel.kernel->family && k->isa == sel.kernel->isa && ukernel::usable(*k);
+  EXPECT_EQ(sel.tiles.size(), same_level);
+  // The tile for M pads M least.
+  for (std::size_t m : {1, 2, 7, 8, 12, 24, 32, 100, 128, 1000}) {
+    const auto waste = [m](const ukernel::GemmKernel* k) {
+      const std::size_t mr = static_cast<std::size_t>(k->mr);
+      return (m + mr - 1) / mr * mr - m;
+    };
+    const auto& chosen = sel.tile_for(m);
+    for (const auto& t : sel.tiles) EXPECT_LE(waste(chosen.kernel), waste(t.kernel)) << "m=" << m;
+  }
+}
+
 TEST(Dispatch, ExpectedKernelAndFeatures) {
   const std::string kernel = env("MMLA_TEST_EXPECT_KERNEL"), features = env("MMLA_TEST_EXPECT_FEATURES");
   if (kernel.empty() && features.empty()) GTEST_SKIP() << "no expectation given by the runner";
