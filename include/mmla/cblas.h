@@ -8,9 +8,14 @@
 #define MMLA_CBLAS_API __attribute__((visibility("default")))
 #endif
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* bfloat16 as OpenBLAS spells it: the upper 16 bits of an IEEE fp32. */
+typedef uint16_t bfloat16;
 
 #ifndef CBLAS_ENUM_DEFINED_H
 #define CBLAS_ENUM_DEFINED_H
@@ -26,6 +31,19 @@ MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_T
                                 const enum CBLAS_TRANSPOSE TransB, const int M, const int N, const int K,
                                 const float alpha, const float* A, const int lda, const float* B,
                                 const int ldb, const float beta, float* C, const int ldc);
+
+/* Conversions with OpenBLAS's names and semantics: n elements, strided by inc (a negative inc walks
+ * the vector from its end, as in BLAS; n <= 0 does nothing). fp32/fp64 -> bf16 round to nearest
+ * even (one rounding, also from fp64); NaN stays a (quiet) NaN, +-Inf stays +-Inf, finite values
+ * beyond the bf16 range become +-Inf. bf16 -> fp32/fp64 is exact. */
+MMLA_CBLAS_API void cblas_sbstobf16(const int n, const float* in, const int incin, bfloat16* out,
+                                    const int incout);
+MMLA_CBLAS_API void cblas_sbdtobf16(const int n, const double* in, const int incin, bfloat16* out,
+                                    const int incout);
+MMLA_CBLAS_API void cblas_sbf16tos(const int n, const bfloat16* in, const int incin, float* out,
+                                   const int incout);
+MMLA_CBLAS_API void cblas_dbf16tod(const int n, const bfloat16* in, const int incin, double* out,
+                                   const int incout);
 
 #ifdef __cplusplus
 }
