@@ -79,7 +79,7 @@ MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int
       return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY,
                              "mmla_pack_b: could not allocate " + std::to_string(rounded) + " bytes");
     }
-    mmla::driver::pack_b_whole(h->layout, p.b, p.b_rs, p.b_cs, h->data);
+    mmla::driver::pack_b_whole(h->layout, mmla::ukernel::Elem::f32, p.b, p.b_rs, p.b_cs, h->data);
   }
   h->magic = kAlive;
   *packed = h;

@@ -81,16 +81,17 @@ std::size_t PackedBLayout::offset(std::size_t jc, std::size_t pc) const {
   return ((jc / nc) * round_up(nc, nr) * kp_total + width * (pc / kc) * round_up(kc, kr)) * kernel->elem_size;
 }
 
-void pack_b_whole(const PackedBLayout& l, const void* b, std::ptrdiff_t b_rs, std::ptrdiff_t b_cs,
-                  void* dst) {
-  const auto elem = static_cast<std::ptrdiff_t>(l.kernel->elem_size);
+void pack_b_whole(const PackedBLayout& l, ukernel::Elem src, const void* b, std::ptrdiff_t b_rs,
+                  std::ptrdiff_t b_cs, void* dst) {
+  const auto elem = static_cast<std::ptrdiff_t>(ukernel::kElemBytes[static_cast<int>(src)]);
   for (std::size_t jc = 0; jc < l.n; jc += l.nc)
     for (std::size_t pc = 0; pc < l.k; pc += l.kc) {
-      const char* src =
+      const char* from =
           static_cast<const char*>(b) +
           (static_cast<std::ptrdiff_t>(pc) * b_rs + static_cast<std::ptrdiff_t>(jc) * b_cs) * elem;
-      l.kernel->pack_b(src, b_cs, b_rs, std::min(l.nc, l.n - jc), std::min(l.kc, l.k - pc),
-                       static_cast<char*>(dst) + l.offset(jc, pc));
+      l.kernel->pack_b[static_cast<int>(src)](from, b_cs, b_rs, std::min(l.nc, l.n - jc),
+                                              std::min(l.kc, l.k - pc),
+                                              static_cast<char*>(dst) + l.offset(jc, pc));
     }
 }
 
@@ -125,8 +126,11 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
 
   const char* const a = static_cast<const char*>(p.a);
   const char* const b = static_cast<const char*>(p.b);
-  const auto off = [elem](std::size_t i, std::ptrdiff_t stride) {
-    return static_cast<std::ptrdiff_t>(i) * stride * static_cast<std::ptrdiff_t>(elem);
+  // Addresses in A and B are in source elements, in the packed buffers in kernel elements.
+  const int src = static_cast<int>(p.src);
+  const auto src_elem = static_cast<std::ptrdiff_t>(ukernel::kElemBytes[src]);
+  const auto off = [src_elem](std::size_t i, std::ptrdiff_t stride) {
+    return static_cast<std::ptrdiff_t>(i) * stride * src_elem;
   };
 
   for (std::size_t jc = 0; jc < p.n; jc += blocking.nc) {
@@ -142,14 +146,14 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
         b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc);
       } else if (b_in_place) {
         if (n_full < nc)
-          kernel.pack_b(b + off(pc, p.b_rs) + off(jc + n_full, p.b_cs), p.b_cs, p.b_rs, nc - n_full, kc,
-                        b_buffer);
+          kernel.pack_b[src](b + off(pc, p.b_rs) + off(jc + n_full, p.b_cs), p.b_cs, p.b_rs, nc - n_full, kc,
+                             b_buffer);
       } else {
-        kernel.pack_b(b + off(pc, p.b_rs) + off(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_buffer);
+        kernel.pack_b[src](b + off(pc, p.b_rs) + off(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_buffer);
       }
       for (std::size_t ic = 0; ic < p.m; ic += blocking.mc) {
         const std::size_t mc = std::min(blocking.mc, p.m - ic);
-        kernel.pack_a(a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
+        kernel.pack_a[src](a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* bp = b_packed + jr * kcp * elem;
@@ -176,7 +180,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
 }
 
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
-  if (p.m != 1 && p.n != 1) return Status::not_applicable;
+  if ((p.m != 1 && p.n != 1) || p.src != ukernel::Elem::f32) return Status::not_applicable;
   if (p.k == 0 || p.alpha == 0.0f) {
     scale_c(p);
     return Status::ok;

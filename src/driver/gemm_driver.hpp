@@ -36,9 +36,10 @@ struct PackedBLayout {
   std::size_t offset(std::size_t jc, std::size_t pc) const;  // jc, pc: element offsets of the block
 };
 
-// Packs all of B (k x n, element (p, j) at b[p * b_rs + j * b_cs]) into dst (layout.bytes() bytes).
-void pack_b_whole(const PackedBLayout& layout, const void* b, std::ptrdiff_t b_rs, std::ptrdiff_t b_cs,
-                  void* dst);
+// Packs all of B (k x n of element type src, element (p, j) at b[p * b_rs + j * b_cs]) into dst
+// (layout.bytes() bytes), converting to the kernel's element type.
+void pack_b_whole(const PackedBLayout& layout, ukernel::Elem src, const void* b, std::ptrdiff_t b_rs,
+                  std::ptrdiff_t b_cs, void* dst);
 
 // The one internal problem form every API call is normalised to: A (m x k) and B (k x n) are strided
 // views, any transpose already folded into the strides; element (i, j) of C is at
@@ -56,6 +57,7 @@ struct GemmProblem {
   std::ptrdiff_t c_rs = 0, c_cs = 1;
   const void* b_packed = nullptr;
   const PackedBLayout* b_layout = nullptr;
+  ukernel::Elem src = ukernel::Elem::f32;  // element type of A and B as passed in
 };
 
 enum class Status { ok, out_of_memory, not_applicable };

@@ -35,14 +35,20 @@ using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void*
                        std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha,
                        float beta);
 
+// Element types of the matrices a caller passes in (A and B share one).
+enum class Elem : unsigned char { f32 = 0, bf16 = 1 };
+inline constexpr int kElemTypes = 2;
+inline constexpr std::size_t kElemBytes[kElemTypes] = {4, 2};
+
 struct GemmKernel {
   const char* name;  // variant name = file name = descriptor symbol
   Family family;
   cpu::Isa isa;  // the ISA level the CPU must have to run it
   int mr, nr, kr;
   std::size_t elem_size;  // bytes per packed element
-  PackFn pack_a;
-  PackFn pack_b;
+  // Packers by source element type (index: Elem): they convert to the kernel's element while packing.
+  PackFn pack_a[kElemTypes];
+  PackFn pack_b[kElemTypes];
   RunFn run;
 };
 

@@ -46,7 +46,7 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   std::vector<char> packed;
   if (cs.prepack_b) {
     packed.resize(layout.bytes());
-    driver::pack_b_whole(layout, b.data.data(), b.rs, b.cs, packed.data());
+    driver::pack_b_whole(layout, ukernel::Elem::f32, b.data.data(), b.rs, b.cs, packed.data());
     p.b_packed = packed.data(), p.b_layout = &layout;
   } else {
     p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
@@ -233,7 +233,7 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
   std::vector<char> packed;
   if (prepack) {
     packed.resize(layout.bytes());
-    driver::pack_b_whole(layout, b.data.data(), b.rs, b.cs, packed.data());
+    driver::pack_b_whole(layout, ukernel::Elem::f32, b.data.data(), b.rs, b.cs, packed.data());
     p.b_packed = packed.data(), p.b_layout = &layout;
   } else {
     p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;

@@ -43,8 +43,8 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   const Strided a = make_matrix(im, ik, true, 0, seed);
   const Strided b = make_matrix(ik, in, true, b_in_place ? 7 : 0, seed + 1);
   std::vector<float> ap(mr * kp), bp(nr * kp);
-  kn.pack_a(a.data.data(), a.rs, a.cs, m, k, ap.data());
-  kn.pack_b(b.data.data(), b.cs, b.rs, n, k, bp.data());
+  kn.pack_a[0](a.data.data(), a.rs, a.cs, m, k, ap.data());
+  kn.pack_b[0](b.data.data(), b.cs, b.rs, n, k, bp.data());
 
   const std::int64_t rows = im + 3, cols = in + 5;
   Strided c = make_matrix(rows, cols, c_row_major, 0, seed + 2);

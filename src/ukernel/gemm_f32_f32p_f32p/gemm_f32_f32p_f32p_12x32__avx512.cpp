@@ -19,8 +19,8 @@ extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x
                                                          kNr,
                                                          1,
                                                          sizeof(float),
-                                                         pack_f32_r12,
-                                                         pack_f32_r32,
+                                                         {pack_f32_r12, pack_bf16_f32_r12},
+                                                         {pack_f32_r32, pack_bf16_f32_r32},
                                                          run};
 
 }  // namespace mmla::ukernel

@@ -69,8 +69,8 @@ extern const GemmKernel gemm_f32_f32p_f32p_6x16__avx2_fma{"gemm_f32_f32p_f32p_6x
                                                           kNr,
                                                           1,
                                                           sizeof(float),
-                                                          pack_f32_r6,
-                                                          pack_f32_r16,
+                                                          {pack_f32_r6, pack_bf16_f32_r6},
+                                                          {pack_f32_r16, pack_bf16_f32_r16},
                                                           run};
 
 }  // namespace mmla::ukernel

@@ -98,8 +98,8 @@ extern const GemmKernel gemm_f32_f32p_f32p_8x12__neon_fma{"gemm_f32_f32p_f32p_8x
                                                           kNr,
                                                           1,
                                                           sizeof(float),
-                                                          pack_f32_r8,
-                                                          pack_f32_r12,
+                                                          {pack_f32_r8, pack_bf16_f32_r8},
+                                                          {pack_f32_r12, pack_bf16_f32_r12},
                                                           run};
 
 }  // namespace mmla::ukernel

@@ -19,8 +19,8 @@ extern const GemmKernel gemm_f32_f32p_f32p_8x48__avx512{"gemm_f32_f32p_f32p_8x48
                                                         kNr,
                                                         1,
                                                         sizeof(float),
-                                                        pack_f32_r8,
-                                                        pack_f32_r48,
+                                                        {pack_f32_r8, pack_bf16_f32_r8},
+                                                        {pack_f32_r48, pack_bf16_f32_r48},
                                                         run};
 
 }  // namespace mmla::ukernel

@@ -1,43 +1,58 @@
 #include "ukernel/pack/pack_f32.hpp"
 
+#include <cstdint>
 #include <cstring>
+
+#include "ukernel/bf16.hpp"
 
 namespace mmla::ukernel {
 namespace {
 
+float widen(float x) { return x; }
+float widen(std::uint16_t x) { return bf16_to_f32(x); }
+
+// Copies n source elements to fp32 (memcpy when they already are).
+template <class Src>
+void copy_row(float* dst, const Src* src, std::size_t n) {
+  if constexpr (sizeof(Src) == sizeof(float)) {
+    std::memcpy(dst, src, n * sizeof(float));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = widen(src[i]);
+  }
+}
+
 // One panel of R rows (fewer at the edge: the rest is zero) by k columns, stored k-major.
-template <int R>
-void pack_panel(const float* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows, std::size_t k,
+template <int R, class Src>
+void pack_panel(const Src* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows, std::size_t k,
                 float* dst) {
   if (rows < static_cast<std::size_t>(R)) std::memset(dst, 0, k * R * sizeof(float));
   if (s_k == 1) {
     // Source rows are contiguous along k: read each row once, scatter with stride R.
     for (std::size_t r = 0; r < rows; ++r) {
-      const float* s = src + r * s_mn;
-      for (std::size_t kk = 0; kk < k; ++kk) dst[kk * R + r] = s[kk];
+      const Src* s = src + r * s_mn;
+      for (std::size_t kk = 0; kk < k; ++kk) dst[kk * R + r] = widen(s[kk]);
     }
   } else {
     for (std::size_t kk = 0; kk < k; ++kk)
-      for (std::size_t r = 0; r < rows; ++r) dst[kk * R + r] = src[r * s_mn + kk * s_k];
+      for (std::size_t r = 0; r < rows; ++r) dst[kk * R + r] = widen(src[r * s_mn + kk * s_k]);
   }
 }
 
-template <int R>
+template <int R, class Src>
 void pack(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
           void* dst_v) {
-  const float* src = static_cast<const float*>(src_v);
+  const Src* src = static_cast<const Src*>(src_v);
   float* dst = static_cast<float*>(dst_v);
   const std::size_t full = mn / R, tail = mn % R;
   if (s_mn == 1) {
     // Source rows run along mn (e.g. a row-major B): sweep each row once, in order, so reads stream
     // sequentially, and hand R-wide pieces to the panels.
     for (std::size_t kk = 0; kk < k; ++kk) {
-      const float* row = src + static_cast<std::ptrdiff_t>(kk) * s_k;
-      for (std::size_t q = 0; q < full; ++q)
-        std::memcpy(dst + q * R * k + kk * R, row + q * R, R * sizeof(float));
+      const Src* row = src + static_cast<std::ptrdiff_t>(kk) * s_k;
+      for (std::size_t q = 0; q < full; ++q) copy_row(dst + q * R * k + kk * R, row + q * R, R);
       if (tail != 0) {
         float* d = dst + full * R * k + kk * R;
-        std::memcpy(d, row + full * R, tail * sizeof(float));
+        copy_row(d, row + full * R, tail);
         std::memset(d + tail, 0, (R - tail) * sizeof(float));
       }
     }
@@ -45,16 +60,20 @@ void pack(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_
   }
   for (std::size_t p = 0; p < mn; p += R) {
     const std::size_t rows = mn - p < static_cast<std::size_t>(R) ? mn - p : R;
-    pack_panel<R>(src + static_cast<std::ptrdiff_t>(p) * s_mn, s_mn, s_k, rows, k, dst + p * k);
+    pack_panel<R, Src>(src + static_cast<std::ptrdiff_t>(p) * s_mn, s_mn, s_k, rows, k, dst + p * k);
   }
 }
 
 }  // namespace
 
-#define MMLA_DEFINE_PACK_F32(R)                                                                \
-  void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
-                     std::size_t k, void* dst) {                                               \
-    pack<R>(src, s_mn, s_k, mn, k, dst);                                                       \
+#define MMLA_DEFINE_PACK_F32(R)                                                                     \
+  void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,      \
+                     std::size_t k, void* dst) {                                                    \
+    pack<R, float>(src, s_mn, s_k, mn, k, dst);                                                     \
+  }                                                                                                 \
+  void pack_bf16_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
+                          std::size_t k, void* dst) {                                               \
+    pack<R, std::uint16_t>(src, s_mn, s_k, mn, k, dst);                                             \
   }
 MMLA_DEFINE_PACK_F32(4)
 MMLA_DEFINE_PACK_F32(6)

@@ -30,8 +30,8 @@ extern const GemmKernel gemm_f32_f32p_f32p_4x8__ref{"gemm_f32_f32p_f32p_4x8__ref
                                                     kNr,
                                                     1,
                                                     sizeof(float),
-                                                    pack_f32_r4,
-                                                    pack_f32_r8,
+                                                    {pack_f32_r4, pack_bf16_f32_r4},
+                                                    {pack_f32_r8, pack_bf16_f32_r8},
                                                     run};
 
 }  // namespace mmla::ukernel
