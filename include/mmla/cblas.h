@@ -32,6 +32,13 @@ MMLA_CBLAS_API void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_T
                                 const float alpha, const float* A, const int lda, const float* B,
                                 const int ldb, const float beta, float* C, const int ldc);
 
+/* C = alpha * op(A) * op(B) + beta * C with bf16 A and B and fp32 C: OpenBLAS's signature. Errors as
+ * for cblas_sgemm (reported as cblas_sbgemm). */
+MMLA_CBLAS_API void cblas_sbgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                                 const enum CBLAS_TRANSPOSE TransB, const int M, const int N, const int K,
+                                 const float alpha, const bfloat16* A, const int lda, const bfloat16* B,
+                                 const int ldb, const float beta, float* C, const int ldc);
+
 /* Conversions with OpenBLAS's names and semantics: n elements, strided by inc (a negative inc walks
  * the vector from its end, as in BLAS; n <= 0 does nothing). fp32/fp64 -> bf16 round to nearest
  * even (one rounding, also from fp64); NaN stays a (quiet) NaN, +-Inf stays +-Inf, finite values

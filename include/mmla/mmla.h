@@ -70,8 +70,43 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
 /* Frees a handle (null is allowed). */
 MMLA_API void mmla_packed_free(mmla_packed_matrix* packed);
 
-/* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap and
- * the kernel chosen for each family with the reason. The string lives for the whole process. */
+/* bfloat16 values as their bits: the upper 16 bits of an IEEE fp32 (same as OpenBLAS's bfloat16). */
+typedef uint16_t mmla_bfloat16;
+
+/* C = alpha * op(A) * op(B) + beta * C with bf16 A and B, fp32 accumulation and fp32 C; otherwise
+ * exactly mmla_sgemm's semantics. Uses BF16 instructions where the CPU has them; elsewhere A and B
+ * are widened to fp32 while packing and the fp32 kernels run (exact products, never slower than
+ * fp32). */
+MMLA_API mmla_status mmla_sbgemm(mmla_layout layout, mmla_transpose trans_a, mmla_transpose trans_b,
+                                 int64_t m, int64_t n, int64_t k, float alpha, const mmla_bfloat16* a,
+                                 int64_t lda, const mmla_bfloat16* b, int64_t ldb, float beta, float* c,
+                                 int64_t ldc);
+
+/* mmla_sgemm_strided for bf16 A and B. */
+MMLA_API mmla_status mmla_sbgemm_strided(int64_t m, int64_t n, int64_t k, float alpha, const mmla_bfloat16* a,
+                                         int64_t a_row_stride, int64_t a_col_stride, const mmla_bfloat16* b,
+                                         int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
+                                         int64_t c_row_stride, int64_t c_col_stride);
+
+/* fp32 math mode for the fp32 entry points (mmla_sgemm, cblas_sgemm, mmla_gemm_packed, ...):
+ * STRICT computes in fp32; BF16 ("fast math") rounds A and B to bf16 while packing and multiplies
+ * them on BF16 hardware with fp32 accumulation (docs/numerics.md gives the error bound); on a CPU
+ * without BF16 instructions it computes as STRICT. The process default comes from
+ * MMLA_FPMATH_MODE=strict|bf16 (STRICT if unset; any other value makes every call fail with
+ * MMLA_STATUS_INVALID_ENVIRONMENT) and mmla_set_fpmath_mode; a thread may override it. */
+typedef enum mmla_fpmath_mode {
+  MMLA_FPMATH_DEFAULT = 0, /* thread override only: follow the process default */
+  MMLA_FPMATH_STRICT = 1,
+  MMLA_FPMATH_BF16 = 2
+} mmla_fpmath_mode;
+
+MMLA_API mmla_status mmla_set_fpmath_mode(mmla_fpmath_mode mode);        /* process default */
+MMLA_API mmla_fpmath_mode mmla_get_fpmath_mode(void);                    /* in force on this thread */
+MMLA_API mmla_status mmla_set_thread_fpmath_mode(mmla_fpmath_mode mode); /* DEFAULT clears it */
+
+/* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap, the
+ * fp-math mode in force on this thread and the kernel chosen for each family with the reason. The
+ * string stays valid until the calling thread calls mmla_get_config again. */
 MMLA_API const char* mmla_get_config(void);
 
 /* "MAJOR.MINOR.PATCH" */

@@ -56,6 +56,10 @@ std::string make_report() {
     o << "MMLA_ISA: not set (no cap)\n";
   }
   const uk::Family families[] = {uk::Family::gemm_f32_f32p_f32p};
+  if (!mmla::api::fpmath_env_error().empty()) {
+    o << "fp-math mode: ERROR: " << mmla::api::fpmath_env_error()
+      << "; every GEMM call fails until it is fixed\n";
+  }
   for (uk::Family family : families) {
     const mmla::api::Selection& s = mmla::api::selection(family);
     o << "kernel " << uk::family_name(family) << ": ";
@@ -87,5 +91,13 @@ std::string make_report() {
 
 extern "C" MMLA_API const char* mmla_get_config(void) {
   static const std::string kReport = make_report();
-  return kReport.c_str();
+  // The mode can change at run time (per thread, too): that line is added per call.
+  const mmla_fpmath_mode mode = mmla::api::fpmath_mode();
+  thread_local std::string report;
+  report =
+      kReport + "fp-math mode: " + (mode == MMLA_FPMATH_BF16 ? "bf16" : "strict") +
+      " on this thread (MMLA_FPMATH_MODE, mmla_set_fpmath_mode, mmla_set_thread_fpmath_mode)\n" +
+      "  bf16 and fast-math kernel: none in this build; bf16 inputs are widened to fp32 while packing and " +
+      "bf16 mode computes as strict\n";
+  return report.c_str();
 }

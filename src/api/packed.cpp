@@ -60,7 +60,8 @@ MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int
     return mmla::api::argument_error("mmla_pack_b", err);
   }
   const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
-  if (sel.kernel == nullptr) return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, mmla::cpu::cap().error);
+  if (const std::string e = mmla::api::environment_error(); !e.empty())
+    return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
 
   auto* h = new (std::nothrow) mmla_packed_matrix{};
   if (h == nullptr)
@@ -141,7 +142,8 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
     return mmla::api::argument_error("mmla_gemm_packed", err);
   }
   const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
-  if (sel.kernel == nullptr) return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, mmla::cpu::cap().error);
+  if (const std::string e = mmla::api::environment_error(); !e.empty())
+    return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
   if (sel.kernel != b->layout.kernel) {
     reject(&err, 9,
            std::string("B was packed for kernel ") + b->layout.kernel->name + ", but this call uses " +
@@ -152,7 +154,7 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
   p.b_rs = p.b_cs = 0;
   p.b_packed = b->data;
   p.b_layout = &b->layout;
-  return mmla::api::run_sgemm(p);
+  return mmla::api::run_gemm(p);
 }
 
 MMLA_API void mmla_packed_free(mmla_packed_matrix* packed) {

@@ -43,7 +43,7 @@ void clear_error() { t_last_error.clear(); }
 const char* last_error() { return t_last_error.c_str(); }
 
 bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                     float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                     float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                      float beta, float* c, std::int64_t ldc, bool allow_transpose, driver::GemmProblem* out,
                      ArgError* err) {
   const bool row = layout == MMLA_ROW_MAJOR;
@@ -92,8 +92,8 @@ bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::
                             row ? 1 : ldc, allow_transpose, out, err);
 }
 
-bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-                        std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
+bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* a,
+                        std::int64_t a_rs, std::int64_t a_cs, const void* b, std::int64_t b_rs,
                         std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
                         bool allow_transpose, driver::GemmProblem* out, ArgError* err) {
   if (m < 0) return reject(err, 1, "m = " + str(m) + " is negative");
@@ -189,10 +189,18 @@ const GemvSelection& gemv_selection() {
   return kSel;
 }
 
-mmla_status run_sgemm(const driver::GemmProblem& p) {
-  // An invalid MMLA_ISA fails every call, even one with nothing to compute.
+std::string environment_error() {
+  if (!cpu::cap().error.empty()) return cpu::cap().error;
+  return fpmath_env_error();
+}
+
+mmla_status run_gemm(const driver::GemmProblem& p) {
+  // An invalid MMLA_ISA or MMLA_FPMATH_MODE fails every call, even one with nothing to compute.
+  if (const std::string e = environment_error(); !e.empty()) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
+  // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has one; until then
+  // (and on CPUs without BF16 instructions) the fp32 kernels run: widening bf16 is exact, and
+  // fast-math falls back to strict.
   const Selection& s = selection(ukernel::Family::gemm_f32_f32p_f32p);
-  if (s.kernel == nullptr) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, cpu::cap().error);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
   if ((p.m == 1 || p.n == 1) && gemv_selection().kernel != nullptr) {
     switch (driver::gemv(*gemv_selection().kernel, p)) {

@@ -21,12 +21,12 @@ struct ArgError {
 // allow_transpose: the problem may be turned into C^T = B^T A^T so that C's unit stride runs along
 // the kernel's rows; false when B's role is fixed (prepacked B).
 bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                     float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                     float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                      float beta, float* c, std::int64_t ldc, bool allow_transpose, driver::GemmProblem* out,
                      ArgError* err);
 
-bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-                        std::int64_t a_rs, std::int64_t a_cs, const float* b, std::int64_t b_rs,
+bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* a,
+                        std::int64_t a_rs, std::int64_t a_cs, const void* b, std::int64_t b_rs,
                         std::int64_t b_cs, float beta, float* c, std::int64_t c_rs, std::int64_t c_cs,
                         bool allow_transpose, driver::GemmProblem* out, ArgError* err);
 
@@ -56,8 +56,17 @@ struct GemvSelection {
 };
 const GemvSelection& gemv_selection();
 
-// Runs a checked problem on the selected kernel; sets the last error on failure.
-mmla_status run_sgemm(const driver::GemmProblem& p);
+// Runs a checked problem (p.src says A and B's element type) on the kernel that its type and the
+// fp-math mode in force select; sets the last error on failure.
+mmla_status run_gemm(const driver::GemmProblem& p);
+
+// The fp-math mode in force on the calling thread (never DEFAULT), and the MMLA_FPMATH_MODE error
+// ("" if the variable is unset or valid).
+mmla_fpmath_mode fpmath_mode();
+const std::string& fpmath_env_error();
+
+// The environment error that fails every call (MMLA_ISA or MMLA_FPMATH_MODE), "" if none.
+std::string environment_error();
 
 // Sets the last error to "<function>: argument <position>: <reason>" and returns INVALID_ARGUMENT.
 mmla_status argument_error(const char* function, const ArgError& err);

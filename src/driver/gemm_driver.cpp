@@ -54,7 +54,9 @@ void scale_c(const GemmProblem& p) {
 // along n.
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
-  if (p.b_packed != nullptr || kernel.kr != 1 || p.b_cs != 1 || blocking.b_in_place == B::kNever)
+  // In place means the kernel reads B as it is: only when B is already in the kernel's element type.
+  if (p.b_packed != nullptr || kernel.kr != 1 || p.b_cs != 1 || blocking.b_in_place == B::kNever ||
+      ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size)
     return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
   return p.m <= static_cast<std::size_t>(kernel.mr) && p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes;

@@ -184,5 +184,18 @@ TEST(Dispatch, InvalidIsaIsAnError) {
             mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 0, 2, 2, 1, a, 2, b, 2, 0, c, 2));
 }
 
+TEST(Dispatch, InvalidFpmathModeIsAnError) {
+  if (env("MMLA_FPMATH_MODE").empty() || env("MMLA_FPMATH_MODE") == "strict" ||
+      env("MMLA_FPMATH_MODE") == "bf16")
+    GTEST_SKIP() << "run by CTest with an invalid MMLA_FPMATH_MODE";
+  EXPECT_NE(std::string(mmla_get_config()).find("fp-math mode: ERROR"), std::string::npos)
+      << mmla_get_config();
+  float a[4] = {1, 1, 1, 1}, c[4] = {3, 3, 3, 3};
+  EXPECT_EQ(MMLA_STATUS_INVALID_ENVIRONMENT,
+            mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2));
+  EXPECT_NE(std::string(mmla_last_error()).find("MMLA_FPMATH_MODE="), std::string::npos);
+  for (float v : c) EXPECT_EQ(v, 3.0f);
+}
+
 }  // namespace
 }  // namespace mmla::test

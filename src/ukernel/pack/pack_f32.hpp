@@ -8,10 +8,10 @@
 
 namespace mmla::ukernel {
 
-#define MMLA_DECLARE_PACK_F32(R)                                                                           \
-  void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k, \
-                     void* dst);                                                                           \
-  void pack_bf16_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,        \
+#define MMLA_DECLARE_PACK_F32(R)                                                                    \
+  void pack_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,      \
+                     std::size_t k, void* dst);                                                     \
+  void pack_bf16_f32_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
                           std::size_t k, void* dst);
 MMLA_DECLARE_PACK_F32(4)
 MMLA_DECLARE_PACK_F32(6)
