@@ -5,16 +5,18 @@
 set -euo pipefail
 build_dir=${1:-build/aarch64}
 
-# model | features qemu 7.2 reports through HWCAP/HWCAP2 | expected gemm_f32_f32p_f32p kernel
+# model | features qemu 7.2 reports through HWCAP/HWCAP2 | expected gemm_f32_f32p_f32p kernel |
+# expected bf16 kernel ("none": bf16 GEMM and fast math run on the fp32 kernel)
 models=(
-  "cortex-a53|asimd|gemm_f32_f32p_f32p_8x12__neon_fma"
-  "neoverse-n1|asimd atomics asimddp|gemm_f32_f32p_f32p_8x12__neon_fma"
-  "max|asimd atomics asimddp bf16 i8mm sve sve2 sme|gemm_f32_f32p_f32p_8x12__neon_fma"
+  "cortex-a53|asimd|gemm_f32_f32p_f32p_8x12__neon_fma|none"
+  "neoverse-n1|asimd atomics asimddp|gemm_f32_f32p_f32p_8x12__neon_fma|none"
+  "max|asimd atomics asimddp bf16 i8mm sve sve2 sme|gemm_f32_f32p_f32p_8x12__neon_fma|gemm_f32_bf16p_bf16p_8x12c4__neon_bfmmla"
 )
 
 for entry in "${models[@]}"; do
-  IFS='|' read -r model features kernel <<<"$entry"
+  IFS='|' read -r model features kernel bf16_kernel <<<"$entry"
   echo "== qemu-aarch64 -cpu $model"
   QEMU_CPU=$model MMLA_TEST_EXPECT_FEATURES="$features" MMLA_TEST_EXPECT_KERNEL="$kernel" \
+    MMLA_TEST_EXPECT_BF16_KERNEL="$bf16_kernel" \
     ctest --test-dir "$build_dir" -j2 --output-on-failure
 done

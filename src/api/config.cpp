@@ -55,7 +55,7 @@ std::string make_report() {
   } else {
     o << "MMLA_ISA: not set (no cap)\n";
   }
-  const uk::Family families[] = {uk::Family::gemm_f32_f32p_f32p};
+  const uk::Family families[] = {uk::Family::gemm_f32_f32p_f32p, uk::Family::gemm_f32_bf16p_bf16p};
   if (!mmla::api::fpmath_env_error().empty()) {
     o << "fp-math mode: ERROR: " << mmla::api::fpmath_env_error()
       << "; every GEMM call fails until it is fixed\n";
@@ -97,7 +97,11 @@ extern "C" MMLA_API const char* mmla_get_config(void) {
   report =
       kReport + "fp-math mode: " + (mode == MMLA_FPMATH_BF16 ? "bf16" : "strict") +
       " on this thread (MMLA_FPMATH_MODE, mmla_set_fpmath_mode, mmla_set_thread_fpmath_mode)\n" +
-      "  bf16 and fast-math kernel: none in this build; bf16 inputs are widened to fp32 while packing and " +
-      "bf16 mode computes as strict\n";
+      (mmla::api::bf16_hardware()
+           ? std::string("  bf16 GEMM and fast math run on ") +
+                 mmla::api::selection(mmla::ukernel::Family::gemm_f32_bf16p_bf16p).kernel->name + "\n"
+           : std::string(
+                 "  no bf16 kernel for this CPU: bf16 inputs are widened to fp32 while packing and the fp32 "
+                 "kernel runs; bf16 mode computes as strict\n"));
   return report.c_str();
 }

@@ -165,19 +165,28 @@ const Selection::Tile& Selection::tile_for(std::size_t m) const {
   return *best;
 }
 
+namespace {
+Selection make_selection(ukernel::Family family) {
+  Selection s;
+  s.kernel = ukernel::choose(family, &s.why);
+  if (s.kernel == nullptr) return s;
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    if (k->family == family && k->isa == s.kernel->isa && ukernel::usable(*k))
+      s.tiles.push_back({k, driver::blocking_for(*k, cpu::info().caches)});
+  s.blocking = s.tiles.front().blocking;
+  return s;
+}
+}  // namespace
+
 const Selection& selection(ukernel::Family family) {
-  // One family so far; an array indexed by Family when there are more.
-  static const Selection kF32 = [family] {
-    Selection s;
-    s.kernel = ukernel::choose(family, &s.why);
-    if (s.kernel == nullptr) return s;
-    for (const ukernel::GemmKernel* k : ukernel::all_kernels())
-      if (k->family == family && k->isa == s.kernel->isa && ukernel::usable(*k))
-        s.tiles.push_back({k, driver::blocking_for(*k, cpu::info().caches)});
-    s.blocking = s.tiles.front().blocking;
-    return s;
-  }();
-  return kF32;
+  static const Selection kF32 = make_selection(ukernel::Family::gemm_f32_f32p_f32p);
+  static const Selection kBf16 = make_selection(ukernel::Family::gemm_f32_bf16p_bf16p);
+  return family == ukernel::Family::gemm_f32_bf16p_bf16p ? kBf16 : kF32;
+}
+
+bool bf16_hardware() {
+  const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
+  return bf.kernel != nullptr && bf.kernel->isa != cpu::Isa::ref;
 }
 
 const GemvSelection& gemv_selection() {
@@ -197,10 +206,14 @@ std::string environment_error() {
 mmla_status run_gemm(const driver::GemmProblem& p) {
   // An invalid MMLA_ISA or MMLA_FPMATH_MODE fails every call, even one with nothing to compute.
   if (const std::string e = environment_error(); !e.empty()) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
-  // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has one; until then
-  // (and on CPUs without BF16 instructions) the fp32 kernels run: widening bf16 is exact, and
-  // fast-math falls back to strict.
-  const Selection& s = selection(ukernel::Family::gemm_f32_f32p_f32p);
+  // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has BF16 instructions.
+  // Elsewhere the fp32 kernels run: widening bf16 is exact and costs nothing, and fast math
+  // computes as strict (the portable bf16 kernel is a test reference, never faster than fp32). A
+  // prepacked B keeps the kernel it was packed for.
+  const bool bf16 = p.b_packed == nullptr && bf16_hardware() &&
+                    (p.src == ukernel::Elem::bf16 || fpmath_mode() == MMLA_FPMATH_BF16);
+  const Selection& s =
+      selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
   if ((p.m == 1 || p.n == 1) && gemv_selection().kernel != nullptr) {
     switch (driver::gemv(*gemv_selection().kernel, p)) {

@@ -49,6 +49,9 @@ struct Selection {
 };
 const Selection& selection(ukernel::Family family);
 
+// Whether the CPU has a bf16 GEMM kernel beyond the portable reference (bf16 GEMM and fast math use it).
+bool bf16_hardware();
+
 // The matrix-vector kernel, chosen once per process.
 struct GemvSelection {
   const ukernel::GemvKernel* kernel = nullptr;  // nullptr when MMLA_ISA is invalid

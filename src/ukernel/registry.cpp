@@ -61,6 +61,7 @@ const char* family_name(Family family) {
   switch (family) {
     case Family::gemm_f32_f32p_f32p: return "gemm_f32_f32p_f32p";
     case Family::gemv_f32_f32_f32: return "gemv_f32_f32_f32";
+    case Family::gemm_f32_bf16p_bf16p: return "gemm_f32_bf16p_bf16p";
   }
   return "?";
 }

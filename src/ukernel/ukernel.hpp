@@ -13,8 +13,9 @@
 namespace mmla::ukernel {
 
 enum class Family {
-  gemm_f32_f32p_f32p,  // fp32 C += fp32 packed A x fp32 packed B
-  gemv_f32_f32_f32,    // fp32 y = fp32 X x fp32 v (matrix-vector: GEMM with M = 1 or N = 1)
+  gemm_f32_f32p_f32p,    // fp32 C += fp32 packed A x fp32 packed B
+  gemv_f32_f32_f32,      // fp32 y = fp32 X x fp32 v (matrix-vector: GEMM with M = 1 or N = 1)
+  gemm_f32_bf16p_bf16p,  // fp32 C += bf16 packed A x bf16 packed B (bf16 GEMM and fp32 fast math)
 };
 
 // Packs rows [0, mn) x depth [0, k) of a strided matrix into ceil(mn / R) panels, R = MR (for A)

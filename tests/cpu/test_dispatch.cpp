@@ -102,6 +102,16 @@ TEST(Dispatch, ExpectedKernelAndFeatures) {
   if (!features.empty()) {
     EXPECT_EQ(words(config_line("features: ")), words(features)) << mmla_get_config();
   }
+  const std::string bf16 = env("MMLA_TEST_EXPECT_BF16_KERNEL");
+  if (!bf16.empty() && env("MMLA_ISA").empty()) {
+    const std::string report = mmla_get_config();
+    if (bf16 == "none") {
+      EXPECT_FALSE(api::bf16_hardware());
+      EXPECT_NE(report.find("no bf16 kernel for this CPU"), std::string::npos) << report;
+    } else {
+      EXPECT_NE(report.find("bf16 GEMM and fast math run on " + bf16), std::string::npos) << report;
+    }
+  }
 }
 
 #if defined(__x86_64__)

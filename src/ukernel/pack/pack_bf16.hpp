@@ -1,0 +1,22 @@
+// bf16 panel packers for kernels with KR = 4 (BFMMLA-style "c4" layouts), baseline ISA. Within a
+// panel of R rows (R even), depth runs in chunks of four; a chunk holds R * 4 values, the rows in
+// pairs: element (r, kk) at (kk / 4) * R * 4 + (r / 2) * 8 + (r % 2) * 4 + kk % 4 (rows past mn and
+// depth past k are zero). pack_f32_bf16c4_rR rounds fp32 to bf16 (nearest even: fast math);
+// pack_bf16_bf16c4_rR copies bf16.
+#pragma once
+
+#include <cstddef>
+
+namespace mmla::ukernel {
+
+#define MMLA_DECLARE_PACK_BF16C4(R)                                                                    \
+  void pack_f32_bf16c4_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,  \
+                            std::size_t k, void* dst);                                                 \
+  void pack_bf16_bf16c4_r##R(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, \
+                             std::size_t k, void* dst);
+MMLA_DECLARE_PACK_BF16C4(4)
+MMLA_DECLARE_PACK_BF16C4(8)
+MMLA_DECLARE_PACK_BF16C4(12)
+#undef MMLA_DECLARE_PACK_BF16C4
+
+}  // namespace mmla::ukernel
