@@ -184,6 +184,11 @@ const Selection& selection(ukernel::Family family) {
   return family == ukernel::Family::gemm_f32_bf16p_bf16p ? kBf16 : kF32;
 }
 
+// The M from which a bf16 kernel beats the fp32 one, B converted per call included; measured with
+// AMX on the development VM (docs/numerics.md has the table): bf16 inputs 32 -> 0.9x, 128 -> 1.7x;
+// fp32 inputs (fast math) 128 -> 0.9x, 512 -> 1.4x.
+constexpr std::size_t kBf16MinRowsBf16In = 64, kBf16MinRowsF32In = 256;
+
 bool bf16_hardware() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
   return bf.kernel != nullptr && bf.kernel->isa != cpu::Isa::ref;
@@ -206,12 +211,15 @@ std::string environment_error() {
 mmla_status run_gemm(const driver::GemmProblem& p) {
   // An invalid MMLA_ISA or MMLA_FPMATH_MODE fails every call, even one with nothing to compute.
   if (const std::string e = environment_error(); !e.empty()) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
-  // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has BF16 instructions.
-  // Elsewhere the fp32 kernels run: widening bf16 is exact and costs nothing, and fast math
-  // computes as strict (the portable bf16 kernel is a test reference, never faster than fp32). A
-  // prepacked B keeps the kernel it was packed for.
-  const bool bf16 = p.b_packed == nullptr && bf16_hardware() &&
-                    (p.src == ukernel::Elem::bf16 || fpmath_mode() == MMLA_FPMATH_BF16);
+  // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has BF16 instructions
+  // and M is large enough for the faster products to pay for converting B while packing it (each
+  // call converts all of B: K x N work against M x N x K). Elsewhere the fp32 kernels run: widening
+  // bf16 is exact and costs nothing, and fast math computes as strict (the portable bf16 kernel is
+  // a test reference, never faster than fp32). A prepacked B keeps the kernel it was packed for.
+  const bool bf16_in = p.src == ukernel::Elem::bf16;
+  const bool bf16 =
+      p.b_packed == nullptr && bf16_hardware() &&
+      (bf16_in ? p.m >= kBf16MinRowsBf16In : fpmath_mode() == MMLA_FPMATH_BF16 && p.m >= kBf16MinRowsF32In);
   const Selection& s =
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;

@@ -1,6 +1,6 @@
 // Every registered gemm_f32_bf16p_bf16p kernel the CPU can run (the portable reference everywhere,
 // BFMMLA under qemu -cpu max), against the double reference: every tile shape m <= MR, n <= NR,
-// depths around KR = 4, from bf16 sources (exact) and fp32 sources (rounded while packing), written
+// depths around KR, from bf16 sources (exact) and fp32 sources (rounded while packing), written
 // as a sub-tile of a larger C whose other elements must stay untouched.
 #include <gtest/gtest.h>
 
@@ -36,7 +36,7 @@ class GemmBf16Kernel : public ::testing::TestWithParam<const GemmKernel*> {
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float beta, bool from_f32) {
   const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
              ik = static_cast<std::int64_t>(k);
-  const std::size_t kp = (k + 3) / 4 * 4;
+  const std::size_t kr = static_cast<std::size_t>(kn.kr), kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 977 + n * 31 + k);
   Strided a = make_matrix(im, ik, true, 0, seed), b = make_matrix(ik, in, false, 0, seed + 1);
   // The values the kernel multiplies: A and B rounded to bf16 (exactly what the fp32 packers do).
@@ -80,11 +80,14 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
     }
 }
 
+std::size_t kn_kr(const GemmKernel& kn) { return static_cast<std::size_t>(kn.kr); }
+
 TEST_P(GemmBf16Kernel, EveryTileShape) {
   const GemmKernel& kn = *GetParam();
   for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
     for (std::size_t n = 1; n <= static_cast<std::size_t>(kn.nr); ++n)
-      for (std::size_t k : {1, 3, 4, 5, 8, 67})
+      for (std::size_t k :
+           {std::size_t{1}, std::size_t{3}, kn_kr(kn) - 1, kn_kr(kn), kn_kr(kn) + 1, std::size_t{67}})
         for (float beta : {0.0f, -0.5f}) {
           run_tile(kn, m, n, k, beta, (m + n + k) % 2 == 0);
           if (HasFatalFailure()) return;

@@ -19,4 +19,17 @@ MMLA_DECLARE_PACK_BF16C4(8)
 MMLA_DECLARE_PACK_BF16C4(12)
 #undef MMLA_DECLARE_PACK_BF16C4
 
+// AMX layouts (KR = 32, R = 32): per 32-deep chunk, two 16-row tiles of 64 bytes per row.
+// A ("rows"): element (r, kk) at (kk / 32) * 1024 + r * 32 + kk % 32 (tile r / 16 holds rows
+// 16t..16t+15, each row 32 consecutive depths). B ("pairs", AMX's VNNI layout): element (kk, j) at
+// (kk / 32) * 1024 + (j / 16) * 512 + ((kk % 32) / 2) * 32 + (j % 16) * 2 + kk % 2.
+void pack_f32_amx_rows_r32(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
+                           std::size_t k, void* dst);
+void pack_bf16_amx_rows_r32(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
+                            std::size_t k, void* dst);
+void pack_f32_amx_pairs_r32(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
+                            std::size_t k, void* dst);
+void pack_bf16_amx_pairs_r32(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn,
+                             std::size_t k, void* dst);
+
 }  // namespace mmla::ukernel
