@@ -1,8 +1,9 @@
 // bfloat16 <-> fp32/fp64 conversions, bit-exact and portable (docs/numerics.md). Internal linkage:
-// any file, baseline or ISA-flagged, gets its own copy.
+// any file, baseline or ISA-flagged, gets its own copy; and only bit operations and builtins, no
+// <cmath> functions, whose inline definitions would be weak symbols in kernel objects (the
+// kernel_objects_have_no_weak_symbols test).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -31,12 +32,18 @@ namespace {
 // bit if anything was cut off), which keeps enough information for the final round to nearest even
 // to be the correct rounding of the double (fp32 has 16 more significand bits than bf16).
 [[maybe_unused]] std::uint16_t f64_to_bf16(double d) {
-  if (std::isnan(d)) return f32_to_bf16(static_cast<float>(d));
-  float f = static_cast<float>(d);  // round to nearest
-  if (static_cast<double>(f) != d && !std::isinf(d)) {
-    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);  // truncate
+  std::uint64_t du;
+  std::memcpy(&du, &d, sizeof du);
+  const std::uint64_t mag = du & 0x7fffffffffffffffull;
+  constexpr std::uint64_t kInf = 0x7ff0000000000000ull;
+  if (mag > kInf) return f32_to_bf16(static_cast<float>(d));  // NaN
+  float f = static_cast<float>(d);                            // round to nearest
+  if (static_cast<double>(f) != d && mag != kInf) {
     std::uint32_t u;
     std::memcpy(&u, &f, sizeof u);
+    // Truncate: step the magnitude down one ulp if rounding went up (f != 0 here, and an fp32
+    // overflow to Inf steps down to the largest finite value).
+    if (__builtin_fabs(static_cast<double>(f)) > __builtin_fabs(d)) --u;
     u |= 1u;  // odd: remembers that bits were dropped
     std::memcpy(&f, &u, sizeof f);
   }
