@@ -103,6 +103,7 @@ typedef enum mmla_fpmath_mode {
 MMLA_API mmla_status mmla_set_fpmath_mode(mmla_fpmath_mode mode);        /* process default */
 MMLA_API mmla_fpmath_mode mmla_get_fpmath_mode(void);                    /* in force on this thread */
 MMLA_API mmla_status mmla_set_thread_fpmath_mode(mmla_fpmath_mode mode); /* DEFAULT clears it */
+MMLA_API mmla_fpmath_mode mmla_get_thread_fpmath_mode(void);             /* the override, or DEFAULT */
 
 /* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap, the
  * fp-math mode in force on this thread and the kernel chosen for each family with the reason. The

@@ -11,6 +11,19 @@
 
 namespace mmla {
 
+// A bfloat16 value as its bits (the upper half of an IEEE fp32), layout-compatible with mmla_bfloat16.
+struct bfloat16 {
+  std::uint16_t bits;
+};
+static_assert(sizeof(bfloat16) == sizeof(mmla_bfloat16), "bfloat16 must be 16 bits");
+
+// fp32 math mode (see mmla_fpmath_mode); for a per-call override pass it to gemm().
+enum class FpMath {
+  process_default = MMLA_FPMATH_DEFAULT,
+  strict = MMLA_FPMATH_STRICT,
+  bf16 = MMLA_FPMATH_BF16
+};
+
 // Thrown for every non-success status; status() says which.
 class Error : public std::runtime_error {
  public:
@@ -89,6 +102,42 @@ inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float>
 // c = a * b
 inline void gemm(MatrixView<const float> a, MatrixView<const float> b, MatrixView<float> c) {
   gemm(1.0f, a, b, 0.0f, c);
+}
+
+// Sets this thread's fp-math mode for its lifetime and restores the previous one (RAII).
+class ScopedFpMath {
+ public:
+  explicit ScopedFpMath(FpMath mode) : previous_(mmla_get_thread_fpmath_mode()) {
+    detail::check(mmla_set_thread_fpmath_mode(static_cast<mmla_fpmath_mode>(mode)));
+  }
+  ScopedFpMath(const ScopedFpMath&) = delete;
+  ScopedFpMath& operator=(const ScopedFpMath&) = delete;
+  ~ScopedFpMath() { mmla_set_thread_fpmath_mode(previous_); }
+
+ private:
+  mmla_fpmath_mode previous_;
+};
+
+// gemm with this call's fp-math mode overriding the thread's and the process's.
+inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                 MatrixView<float> c, FpMath mode) {
+  const ScopedFpMath scope(mode);
+  gemm(alpha, a, b, beta, c);
+}
+
+// c = alpha * a * b + beta * c with bf16 a and b, fp32 accumulation and c (mmla_sbgemm).
+inline void gemm(float alpha, MatrixView<const bfloat16> a, MatrixView<const bfloat16> b, float beta,
+                 MatrixView<float> c) {
+  if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
+                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                                                  ", b is " + std::to_string(b.rows) + " x " +
+                                                  std::to_string(b.cols) + ", c is " +
+                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  detail::check(mmla_sbgemm_strided(c.rows, c.cols, a.cols, alpha,
+                                    reinterpret_cast<const mmla_bfloat16*>(a.data), a.row_stride,
+                                    a.col_stride, reinterpret_cast<const mmla_bfloat16*>(b.data),
+                                    b.row_stride, b.col_stride, beta, c.data, c.row_stride, c.col_stride));
 }
 
 namespace detail {

@@ -75,4 +75,6 @@ MMLA_API mmla_status mmla_set_thread_fpmath_mode(mmla_fpmath_mode mode) {
   return MMLA_STATUS_SUCCESS;
 }
 
+MMLA_API mmla_fpmath_mode mmla_get_thread_fpmath_mode(void) { return mmla::api::t_override; }
+
 }  // extern "C"

@@ -11,6 +11,7 @@
 
 #include "mmla/cblas.h"
 #include "mmla/mmla.h"
+#include "mmla/mmla.hpp"
 #include "support/reference.hpp"
 
 namespace mmla::test {
@@ -189,6 +190,46 @@ TEST(FpMath, FastMathStaysWithinTheBf16Bound) {
   EXPECT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
       input_rounding + fp32_bound_factor(k, 64)));
+}
+
+TEST(CppBf16, GemmOnBf16ViewsAndPerCallFpMath) {
+  const std::int64_t m = 5, n = 6, k = 7;
+  std::vector<mmla::bfloat16> a(m * k), b(k * n);
+  std::vector<float> af(m * k), bf(k * n), c(m * n, 0.0f);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    af[i] = static_cast<float>(i % 5) - 2, a[i].bits = to_bf16(af[i]);
+  for (std::size_t i = 0; i < b.size(); ++i)
+    bf[i] = static_cast<float>(i % 3) - 1, b[i].bits = to_bf16(bf[i]);
+  auto vc = mmla::MatrixView<float>::row_major(c.data(), m, n);
+  mmla::gemm(1.0f, mmla::MatrixView<const mmla::bfloat16>::row_major(a.data(), m, k),
+             mmla::MatrixView<const mmla::bfloat16>::row_major(b.data(), k, n), 0.0f, vc);
+  const auto expect = [&](std::int64_t i, std::int64_t j) {
+    float s = 0;
+    for (std::int64_t p = 0; p < k; ++p) s += af[i * k + p] * bf[p * n + j];
+    return s;
+  };
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(vc(i, j), expect(i, j));  // small integers: exact
+  EXPECT_THROW(mmla::gemm(1.0f, mmla::MatrixView<const mmla::bfloat16>::row_major(a.data(), m, k - 1),
+                          mmla::MatrixView<const mmla::bfloat16>::row_major(b.data(), k, n), 0.0f, vc),
+               mmla::Error);
+  // Per-call override: in force during the call only, then the thread's setting is back.
+  const mmla_fpmath_mode before = mmla_get_thread_fpmath_mode();
+  mmla::gemm(1.0f, mmla::MatrixView<const float>::row_major(af.data(), m, k),
+             mmla::MatrixView<const float>::row_major(bf.data(), k, n), 0.0f, vc, mmla::FpMath::bf16);
+  EXPECT_EQ(mmla_get_thread_fpmath_mode(), before);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(vc(i, j), expect(i, j));  // exact in bf16 too
+  {
+    const mmla::ScopedFpMath scope(mmla::FpMath::bf16);
+    EXPECT_EQ(mmla_get_fpmath_mode(), MMLA_FPMATH_BF16);
+    {
+      const mmla::ScopedFpMath inner(mmla::FpMath::strict);
+      EXPECT_EQ(mmla_get_fpmath_mode(), MMLA_FPMATH_STRICT);
+    }
+    EXPECT_EQ(mmla_get_fpmath_mode(), MMLA_FPMATH_BF16);
+  }
+  EXPECT_EQ(mmla_get_thread_fpmath_mode(), before);
 }
 
 }  // namespace
