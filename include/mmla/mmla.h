@@ -56,8 +56,17 @@ MMLA_API mmla_status mmla_sgemm_strided(int64_t m, int64_t n, int64_t k, float a
  * may be shared by concurrent calls. */
 typedef struct mmla_packed_matrix mmla_packed_matrix;
 
+/* bfloat16 values as their bits: the upper 16 bits of an IEEE fp32 (same as OpenBLAS's bfloat16). */
+typedef uint16_t mmla_bfloat16;
+
 MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
                                  const float* b, int64_t ldb, mmla_packed_matrix** packed);
+
+/* The same from bf16 weights. On a CPU with bf16 kernels B stays bf16 (half the bytes of fp32)
+ * and mmla_gemm_packed rounds A to bf16 as fast math does; elsewhere B is widened to fp32. mmla_pack_b
+ * also packs as bf16 (rounding B) when fast math is in force at packing time on such a CPU. */
+MMLA_API mmla_status mmla_pack_b_bf16(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                                      const mmla_bfloat16* b, int64_t ldb, mmla_packed_matrix** packed);
 
 /* Bytes the packed data occupies (what prepacking costs in memory). */
 MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix* packed, size_t* bytes);
@@ -69,9 +78,6 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
 
 /* Frees a handle (null is allowed). */
 MMLA_API void mmla_packed_free(mmla_packed_matrix* packed);
-
-/* bfloat16 values as their bits: the upper 16 bits of an IEEE fp32 (same as OpenBLAS's bfloat16). */
-typedef uint16_t mmla_bfloat16;
 
 /* C = alpha * op(A) * op(B) + beta * C with bf16 A and B, fp32 accumulation and fp32 C; otherwise
  * exactly mmla_sgemm's semantics. Uses BF16 instructions where the CPU has them; elsewhere A and B

@@ -24,15 +24,24 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-extern "C" {
+namespace {
 
-MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
-                                 const float* b, int64_t ldb, mmla_packed_matrix** packed) {
+// The kernel a prepacked B is laid out for: bf16 where the CPU has a bf16 kernel and either B comes
+// as bf16 or fast math is in force when packing (no M threshold: B's conversion is paid once);
+// the fp32 kernel otherwise (bf16 widened exactly).
+const mmla::api::Selection& packed_selection(bool from_bf16) {
+  const bool bf16 = mmla::api::bf16_hardware() && (from_bf16 || mmla::api::fpmath_mode() == MMLA_FPMATH_BF16);
+  return mmla::api::selection(bf16 ? mmla::ukernel::Family::gemm_f32_bf16p_bf16p
+                                   : mmla::ukernel::Family::gemm_f32_f32p_f32p);
+}
+
+mmla_status pack_b(const char* fname, mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                   const void* b, int64_t ldb, bool from_bf16, mmla_packed_matrix** packed) {
   mmla::api::clear_error();
   ArgError err;
   if (packed == nullptr) {
     reject(&err, 7, "the output handle pointer is null");
-    return mmla::api::argument_error("mmla_pack_b", err);
+    return mmla::api::argument_error(fname, err);
   }
   *packed = nullptr;
   // op(B) is the k x n right operand of a row-major product; check it as mmla_sgemm would, with a
@@ -57,15 +66,15 @@ MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int
                                   row ? std::max<int64_t>(k, 1) : 1, b, ldb, 0.0f, &dummy_c,
                                   row ? std::max<int64_t>(n, 1) : 1, false, &p, &err)) {
     err.position = position(err.position);
-    return mmla::api::argument_error("mmla_pack_b", err);
+    return mmla::api::argument_error(fname, err);
   }
-  const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
   if (const std::string e = mmla::api::environment_error(); !e.empty())
     return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
 
+  const mmla::api::Selection& sel = packed_selection(from_bf16);
   auto* h = new (std::nothrow) mmla_packed_matrix{};
   if (h == nullptr)
-    return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY, "mmla_pack_b: no memory for the handle");
+    return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY, std::string(fname) + ": no memory for the handle");
   h->layout.kernel = sel.kernel;
   h->layout.k = static_cast<std::size_t>(k);
   h->layout.n = static_cast<std::size_t>(n);
@@ -77,14 +86,30 @@ MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int
     h->data = std::aligned_alloc(64, rounded);
     if (h->data == nullptr) {
       delete h;
-      return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY,
-                             "mmla_pack_b: could not allocate " + std::to_string(rounded) + " bytes");
+      return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY, std::string(fname) + ": could not allocate " +
+                                                            std::to_string(rounded) + " bytes");
     }
-    mmla::driver::pack_b_whole(h->layout, mmla::ukernel::Elem::f32, p.b, p.b_rs, p.b_cs, h->data);
+    mmla::driver::pack_b_whole(h->layout, from_bf16 ? mmla::ukernel::Elem::bf16 : mmla::ukernel::Elem::f32,
+                               p.b, p.b_rs, p.b_cs, h->data);
   }
+  h->from_bf16 = from_bf16;
   h->magic = kAlive;
   *packed = h;
   return MMLA_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+MMLA_API mmla_status mmla_pack_b(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                                 const float* b, int64_t ldb, mmla_packed_matrix** packed) {
+  return pack_b("mmla_pack_b", layout, trans_b, k, n, b, ldb, false, packed);
+}
+
+MMLA_API mmla_status mmla_pack_b_bf16(mmla_layout layout, mmla_transpose trans_b, int64_t k, int64_t n,
+                                      const mmla_bfloat16* b, int64_t ldb, mmla_packed_matrix** packed) {
+  return pack_b("mmla_pack_b_bf16", layout, trans_b, k, n, b, ldb, true, packed);
 }
 
 MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix* packed, size_t* bytes) {
@@ -141,9 +166,9 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
                ", n = " + str(n));
     return mmla::api::argument_error("mmla_gemm_packed", err);
   }
-  const mmla::api::Selection& sel = mmla::api::selection(mmla::ukernel::Family::gemm_f32_f32p_f32p);
   if (const std::string e = mmla::api::environment_error(); !e.empty())
     return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
+  const mmla::api::Selection& sel = packed_selection(b->from_bf16);
   if (sel.kernel != b->layout.kernel) {
     reject(&err, 9,
            std::string("B was packed for kernel ") + b->layout.kernel->name + ", but this call uses " +

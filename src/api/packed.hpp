@@ -15,4 +15,5 @@ struct mmla_packed_matrix {
   mmla::driver::PackedBLayout layout;  // the kernel, KC/NC and shape it was packed for
   void* data;
   std::size_t bytes;
+  bool from_bf16;  // packed by mmla_pack_b_bf16
 };

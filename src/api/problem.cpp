@@ -231,7 +231,15 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
       case driver::Status::not_applicable: break;  // no unit stride to stream along: the GEMM path
     }
   }
-  const Selection::Tile& tile = p.b_packed != nullptr ? s.tiles.front() : s.tile_for(p.m);
+  // A prepacked B fixes the kernel (its family's tile with that kernel, and that tile's blocking).
+  const Selection& ps = p.b_packed != nullptr ? selection(p.b_layout->kernel->family) : s;
+  const Selection::Tile* packed_tile = nullptr;
+  if (p.b_packed != nullptr)
+    for (const Selection::Tile& t : ps.tiles)
+      if (t.kernel == p.b_layout->kernel) packed_tile = &t;
+  if (p.b_packed != nullptr && packed_tile == nullptr)
+    return fail(MMLA_STATUS_INTERNAL_ERROR, "the packed kernel is not in its family's tile set");
+  const Selection::Tile& tile = p.b_packed != nullptr ? *packed_tile : s.tile_for(p.m);
   if (driver::gemm(*tile.kernel, tile.blocking, p) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;

@@ -9,6 +9,7 @@
 
 #include "api/packed.hpp"
 #include "api/problem.hpp"
+#include "mmla/cblas.h"
 #include "mmla/mmla.h"
 #include "mmla/mmla.hpp"
 #include "support/reference.hpp"
@@ -41,7 +42,11 @@ TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
         << mmla_last_error();
     std::size_t bytes = 0;
     ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_packed_size(h, &bytes));
-    EXPECT_GE(bytes, static_cast<std::size_t>(k * n) * sizeof(float));
+    // Packed for a bf16 kernel (fast math in force on a CPU with one): bf16 input rounding on top.
+    const double bound = h->layout.kernel->elem_size == 2
+                             ? 2 * 0x1p-8 + 0x1p-16 + fp32_bound_factor(2 * k, 64)
+                             : fp32_bound_factor(k, kc);
+    EXPECT_GE(bytes, static_cast<std::size_t>(k * n) * h->layout.kernel->elem_size);
     for (float beta : {0.0f, 0.5f}) {  // the same handle twice
       Strided c = make_matrix(m, n, row, 1, 3);
       if (beta == 0.0f)
@@ -55,7 +60,7 @@ TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
       const Reference r = reference_gemm(m, n, k, -0.75f, opa, opb, beta,
                                          [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
       ASSERT_TRUE(matches(
-          r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, kc)))
+          r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, bound))
           << m << "x" << n << "x" << k << " beta=" << beta;
       for (std::size_t idx = 0; idx < c.data.size(); ++idx) {  // padding untouched
         const std::int64_t outer = static_cast<std::int64_t>(idx) / (row ? c.rs : c.cs);
@@ -192,6 +197,74 @@ TEST(CppPacked, PackedMatrixOnViews) {
   auto vc = mmla::MatrixView<float>::row_major(c.data(), m, n);
   EXPECT_THROW(mmla::gemm(1.0f, mmla::MatrixView<const float>::row_major(a.data(), m, k - 1), pw, 0.0f, vc),
                mmla::Error);
+}
+
+TEST(PackedBf16, FastMathPacksBf16AndTheHandleKeepsItsKernel) {
+  const std::int64_t m = 9, n = 70, k = 45;
+  const Strided a = make_matrix(m, k, true, 0, 21), b = make_matrix(k, n, true, 0, 22);
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  Handle h;
+  {
+    const mmla::ScopedFpMath fast(mmla::FpMath::bf16);
+    ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, k, n, b.data.data(), n, &h.h));
+    EXPECT_EQ(h.h->layout.kernel->family, api::bf16_hardware() ? ukernel::Family::gemm_f32_bf16p_bf16p
+                                                               : ukernel::Family::gemm_f32_f32p_f32p);
+    ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, m, n, k, 1, a.data.data(),
+                                                    k, h.h, 0, c.data(), n))
+        << mmla_last_error();
+    const Reference r = reference_gemm(
+        m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+        [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, 0.0f,
+        [](std::int64_t, std::int64_t) { return 0.0f; });
+    EXPECT_TRUE(matches(
+        r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
+        2 * 0x1p-8 + 0x1p-16 + fp32_bound_factor(2 * k, 64)));
+  }
+  if (api::bf16_hardware()) {
+    // Strict now selects the fp32 kernel: a bf16-packed handle is refused, not misread.
+    const mmla::ScopedFpMath strict(mmla::FpMath::strict);
+    EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, m, n, k, 1,
+                                                             a.data.data(), k, h.h, 0, c.data(), n));
+    EXPECT_NE(std::string(mmla_last_error()).find("packed for kernel gemm_f32_bf16p_bf16p"),
+              std::string::npos)
+        << mmla_last_error();
+  }
+}
+
+TEST(PackedBf16, PackFromBf16Weights) {
+  const std::int64_t m = 12, n = 33, k = 50;
+  const Strided a = make_matrix(m, k, true, 0, 31);
+  Strided w = make_matrix(n, k, true, 0, 32);  // weights W (n x k), used as W^T
+  std::vector<std::uint16_t> w16(w.data.size());
+  cblas_sbstobf16(static_cast<int>(w.data.size()), w.data.data(), 1, w16.data(), 1);
+  cblas_sbf16tos(static_cast<int>(w16.size()), w16.data(), 1, w.data.data(), 1);  // the exact values
+  Handle h;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b_bf16(MMLA_ROW_MAJOR, MMLA_TRANS, k, n, w16.data(), k, &h.h))
+      << mmla_last_error();
+  std::size_t bytes = 0;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_packed_size(h.h, &bytes));
+  const std::size_t elem = api::bf16_hardware() ? 2 : 4;  // bf16 stays bf16 where a bf16 kernel runs
+  EXPECT_EQ(h.h->layout.kernel->elem_size, elem);
+  EXPECT_GE(bytes, static_cast<std::size_t>(k * n) * elem);
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, m, n, k, 1, a.data.data(), k,
+                                                  h.h, 0, c.data(), n))
+      << mmla_last_error();
+  const Reference r = reference_gemm(
+      m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+      [&](std::int64_t p, std::int64_t j) { return w.at(j, p); }, 0.0f,
+      [](std::int64_t, std::int64_t) { return 0.0f; });
+  // A is rounded to bf16 where the bf16 kernel runs: one input's rounding, 2^-8.
+  EXPECT_TRUE(matches(
+      r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
+      (api::bf16_hardware() ? 0x1p-8 : 0.0) + fp32_bound_factor(2 * k, 64)));
+  // Bad arguments are checked as for mmla_pack_b, by position.
+  mmla_packed_matrix* bad = nullptr;
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_pack_b_bf16(MMLA_ROW_MAJOR, MMLA_TRANS, k, n, w16.data(), k - 1, &bad));
+  EXPECT_NE(std::string(mmla_last_error()).find("mmla_pack_b_bf16: argument 6"), std::string::npos)
+      << mmla_last_error();
+  EXPECT_EQ(bad, nullptr);
 }
 
 }  // namespace
