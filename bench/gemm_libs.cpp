@@ -1,4 +1,5 @@
-// mmla's own columns (plain mmla_sgemm and prepacked B) and what all libraries share.
+// mmla's own columns (plain mmla_sgemm, prepacked B, mmla_sbgemm on bf16 inputs, mmla_sgemm in bf16
+// fp-math mode) and what all libraries share.
 #include "gemm_libs.hpp"
 
 #include <dlfcn.h>
@@ -100,11 +101,74 @@ class MmlaPackedLib final : public GemmLib {
   }
 };
 
+// mmla_sbgemm on A and B converted to bf16 once per shape (Problem::a_bf16/b_bf16, not timed).
+class MmlaBf16Runner final : public GemmRunner {
+ public:
+  MmlaBf16Runner(const Problem& p, float* c) : p_(p), c_(c) {
+    if (p.a_bf16 == nullptr || p.b_bf16 == nullptr) throw BenchError("mmla:bf16: no bf16 inputs");
+  }
+  void run() override {
+    const mmla_status st = mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f,
+                                       p_.a_bf16, p_.k, p_.b_bf16, p_.n, 0.0f, c_, p_.n);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sbgemm", st));
+  }
+
+ private:
+  Problem p_;
+  float* c_;
+};
+
+class MmlaBf16Lib final : public GemmLib {
+ public:
+  std::string name() const override { return "mmla:bf16"; }
+  Arith arith() const override { return Arith::kBf16; }
+  std::string info() const override { return mmla_info() + " (mmla_sbgemm, bf16 A and B)"; }
+  std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
+    return std::make_unique<MmlaBf16Runner>(p, c);
+  }
+};
+
+// mmla_sgemm on the fp32 inputs with the calling thread in bf16 fp-math mode ("fast math"). The
+// mode is set around each call and cleared after it (the other columns run on the same thread);
+// setting a thread-local costs nanoseconds against the call.
+class MmlaFastMathRunner final : public GemmRunner {
+ public:
+  MmlaFastMathRunner(const Problem& p, float* c) : p_(p), c_(c) {}
+  void run() override {
+    mmla_status st = mmla_set_thread_fpmath_mode(MMLA_FPMATH_BF16);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_set_thread_fpmath_mode(BF16)", st));
+    st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f, p_.a, p_.k, p_.b,
+                    p_.n, 0.0f, c_, p_.n);
+    const mmla_status restored = mmla_set_thread_fpmath_mode(MMLA_FPMATH_DEFAULT);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sgemm (fast math)", st));
+    if (restored != MMLA_STATUS_SUCCESS)
+      throw BenchError(status_message("mmla_set_thread_fpmath_mode(DEFAULT)", restored));
+  }
+
+ private:
+  Problem p_;
+  float* c_;
+};
+
+class MmlaFastMathLib final : public GemmLib {
+ public:
+  std::string name() const override { return "mmla:fastmath"; }
+  Arith arith() const override { return Arith::kFastMath; }
+  std::string info() const override {
+    return mmla_info() + " (mmla_sgemm, thread fp-math mode MMLA_FPMATH_BF16)";
+  }
+  std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
+    return std::make_unique<MmlaFastMathRunner>(p, c);
+  }
+};
+
 }  // namespace
 
 void add_mmla_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
   if (search->wants("mmla")) libs->push_back(std::make_unique<MmlaLib>());
   if (search->wants("mmla:packed")) libs->push_back(std::make_unique<MmlaPackedLib>());
+  if (search->wants("mmla:bf16")) libs->push_back(std::make_unique<MmlaBf16Lib>());
+  if (search->wants("mmla:fastmath")) libs->push_back(std::make_unique<MmlaFastMathLib>());
 }
 
 }  // namespace mmla_bench

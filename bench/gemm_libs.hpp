@@ -19,11 +19,22 @@ struct BenchError : std::runtime_error {
 };
 
 // Row-major, no transposes: A is m x k (lda = k), B is k x n (ldb = n), C is m x n (ldc = n).
+// a_bf16 and b_bf16 are A and B rounded to bf16 (cblas_sbstobf16, done once per shape, untimed):
+// the inputs of the bf16 columns; null when no column takes bf16 inputs.
 struct Problem {
   int64_t m, n, k;
   const float* a;
   const float* b;
+  const uint16_t* a_bf16 = nullptr;
+  const uint16_t* b_bf16 = nullptr;
 };
+
+// What a column computes, which decides the reference and bound --check uses:
+//   kFp32      fp32 A and B, fp32 arithmetic (mmla, OpenBLAS, BLIS, oneDNN, ...)
+//   kBf16      A and B given as bf16 (Problem::a_bf16/b_bf16), fp32 accumulation and C
+//              (mmla:bf16, OpenBLAS:sb, oneDNN:bf16, oneDNN:bf16pB)
+//   kFastMath  fp32 A and B that the library rounds to bf16 itself (mmla:fastmath)
+enum class Arith { kFp32, kBf16, kFastMath };
 
 // One library set up for one problem and one output buffer. Everything that may be done once per
 // weight matrix (creating a primitive, packing or reordering B) happened when it was made; run()
@@ -40,10 +51,12 @@ class GemmLib {
  public:
   virtual ~GemmLib() = default;
   // Column name in the table and key in the JSON: "mmla", "mmla:packed", "OpenBLAS", "BLIS",
-  // "oneDNN", "oneDNN:pB".
+  // "oneDNN", "oneDNN:pB"; bf16: "mmla:bf16", "mmla:fastmath", "OpenBLAS:sb", "oneDNN:bf16",
+  // "oneDNN:bf16pB".
   virtual std::string name() const = 0;
-  // True for columns that reuse B prepared once (mmla:packed, oneDNN:pB).
+  // True for columns that reuse B prepared once (mmla:packed, oneDNN:pB, oneDNN:bf16pB).
   virtual bool prepacked() const { return false; }
+  virtual Arith arith() const { return Arith::kFp32; }
   // One line: which file, version and configuration (printed in the header and the JSON).
   virtual std::string info() const = 0;
   // Untimed set-up for problem p writing into c (m x n, row-major).
@@ -70,11 +83,11 @@ struct LibSearch {
 // any library call.
 void set_thread_environment(int threads);
 
-// mmla (always) and mmla:packed (when the library has the prepacking API).
+// mmla, mmla:packed, mmla:bf16 (mmla_sbgemm) and mmla:fastmath (mmla_sgemm in bf16 fp-math mode).
 void add_mmla_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search);
-// OpenBLAS and BLIS, each when dlopen finds it.
+// OpenBLAS and BLIS, each when dlopen finds it; OpenBLAS:sb when that OpenBLAS has cblas_sbgemm.
 void add_dlopen_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search);
-// oneDNN plain and prepacked, when the build found it (otherwise adds nothing).
+// oneDNN plain and prepacked, fp32 and bf16, when the build found it (otherwise adds nothing).
 void add_onednn_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search);
 
 // The path of the shared object that defines the symbol at addr ("" if unknown), symlinks resolved.

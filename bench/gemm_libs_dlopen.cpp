@@ -61,7 +61,8 @@ F symbol(void* handle, const char* name) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// OpenBLAS: cblas_sgemm.
+// OpenBLAS: cblas_sgemm, and cblas_sbgemm (bf16 A and B, fp32 C; same signature otherwise) when the
+// library was built with it (BUILD_BFLOAT16; Debian 12's is not).
 
 #ifndef MMLA_BENCH_OPENBLAS_HINT
 #define MMLA_BENCH_OPENBLAS_HINT ""
@@ -69,47 +70,63 @@ F symbol(void* handle, const char* name) {
 
 enum { kCblasRowMajor = 101, kCblasNoTrans = 111 };
 
-template <class Int>
-using CblasSgemm = void (*)(int, int, int, Int, Int, Int, float, const float*, Int, const float*, Int, float,
-                            float*, Int);
+// T: float for cblas_sgemm, uint16_t (OpenBLAS's bfloat16) for cblas_sbgemm.
+template <class Int, class T>
+using CblasGemm = void (*)(int, int, int, Int, Int, Int, float, const T*, Int, const T*, Int, float, float*,
+                           Int);
 
-template <class Int>
+template <class Int, class T>
 class OpenblasRunner final : public GemmRunner {
  public:
-  OpenblasRunner(CblasSgemm<Int> fn, const Problem& p, float* c) : fn_(fn), p_(p), c_(c) {}
+  OpenblasRunner(CblasGemm<Int, T> fn, const T* a, const T* b, const Problem& p, float* c)
+      : fn_(fn), a_(a), b_(b), p_(p), c_(c) {}
   void run() override {
     const Int m = static_cast<Int>(p_.m), n = static_cast<Int>(p_.n), k = static_cast<Int>(p_.k);
-    fn_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, p_.a, k, p_.b, n, 0.0f, c_, n);
+    fn_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, a_, k, b_, n, 0.0f, c_, n);
   }
 
  private:
-  CblasSgemm<Int> fn_;
+  CblasGemm<Int, T> fn_;
+  const T* a_;
+  const T* b_;
   Problem p_;
   float* c_;
 };
 
+// OpenBLAS (cblas_sgemm, T = float) or OpenBLAS:sb (cblas_sbgemm, T = uint16_t).
+template <class T>
 class OpenblasLib final : public GemmLib {
  public:
+  static constexpr bool kBf16 = sizeof(T) == 2;
   // The handle is never closed: libraries with thread pools do not like dlclose.
-  OpenblasLib(void* handle, std::string info, bool int64) : info_(std::move(info)) {
+  OpenblasLib(void* fn, std::string info, bool int64) : info_(std::move(info)) {
     if (int64)
-      sgemm64_ = symbol<CblasSgemm<int64_t>>(handle, "cblas_sgemm");
+      gemm64_ = reinterpret_cast<CblasGemm<int64_t, T>>(fn);
     else
-      sgemm32_ = symbol<CblasSgemm<int32_t>>(handle, "cblas_sgemm");
+      gemm32_ = reinterpret_cast<CblasGemm<int32_t, T>>(fn);
   }
-  std::string name() const override { return "OpenBLAS"; }
+  std::string name() const override { return kBf16 ? "OpenBLAS:sb" : "OpenBLAS"; }
+  Arith arith() const override { return kBf16 ? Arith::kBf16 : Arith::kFp32; }
   std::string info() const override { return info_; }
   std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
-    if (sgemm64_) return std::make_unique<OpenblasRunner<int64_t>>(sgemm64_, p, c);
+    const T* a = nullptr;
+    const T* b = nullptr;
+    if constexpr (kBf16) {
+      a = p.a_bf16, b = p.b_bf16;
+      if (a == nullptr || b == nullptr) throw BenchError(name() + ": no bf16 inputs");
+    } else {
+      a = p.a, b = p.b;
+    }
+    if (gemm64_) return std::make_unique<OpenblasRunner<int64_t, T>>(gemm64_, a, b, p, c);
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX)
-      throw BenchError("OpenBLAS: sizes beyond its 32-bit integers");
-    return std::make_unique<OpenblasRunner<int32_t>>(sgemm32_, p, c);
+      throw BenchError(name() + ": sizes beyond its 32-bit integers");
+    return std::make_unique<OpenblasRunner<int32_t, T>>(gemm32_, a, b, p, c);
   }
 
  private:
   std::string info_;
-  CblasSgemm<int64_t> sgemm64_ = nullptr;
-  CblasSgemm<int32_t> sgemm32_ = nullptr;
+  CblasGemm<int64_t, T> gemm64_ = nullptr;
+  CblasGemm<int32_t, T> gemm32_ = nullptr;
 };
 
 void add_openblas(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
@@ -122,6 +139,7 @@ void add_openblas(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search
     return;
   }
   void* sgemm = dlsym(h, "cblas_sgemm");
+  void* sbgemm = dlsym(h, "cblas_sbgemm");
   const auto get_config = symbol<const char* (*)()>(h, "openblas_get_config");
   const auto get_corename = symbol<const char* (*)()>(h, "openblas_get_corename");
   const auto set_threads = symbol<void (*)(int)>(h, "openblas_set_num_threads");
@@ -136,8 +154,16 @@ void add_openblas(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search
   std::string info = "OpenBLAS " + file + ": " + config;
   if (get_corename) info += ", core " + std::string(get_corename());
   if (get_threads) info += ", " + std::to_string(get_threads()) + " thread(s)";
-  libs->push_back(
-      std::make_unique<OpenblasLib>(h, std::move(info), config.find("USE64BITINT") != std::string::npos));
+  const bool int64 = config.find("USE64BITINT") != std::string::npos;
+  if (search->wants("OpenBLAS")) libs->push_back(std::make_unique<OpenblasLib<float>>(sgemm, info, int64));
+  if (search->wants("OpenBLAS:sb")) {
+    if (sbgemm != nullptr && library_file_of(sbgemm) == file)
+      libs->push_back(std::make_unique<OpenblasLib<uint16_t>>(sbgemm, info + ", cblas_sbgemm", int64));
+    else
+      search->notes.push_back(
+          "OpenBLAS:sb: " + file +
+          " has no cblas_sbgemm (OpenBLAS builds it only with BUILD_BFLOAT16=1): no OpenBLAS:sb column");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,7 +275,7 @@ void add_blis(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
 }  // namespace
 
 void add_dlopen_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
-  if (search->wants("OpenBLAS")) add_openblas(libs, search);
+  if (search->wants("OpenBLAS") || search->wants("OpenBLAS:sb")) add_openblas(libs, search);
   if (search->wants("BLIS")) add_blis(libs, search);
 }
 

@@ -1,9 +1,11 @@
-// mmla-bench: times mmla_sgemm (and mmla's prepacked-B path) on lists of shapes, interleaved in the
-// same run with the other GEMM libraries installed beside it (OpenBLAS, BLIS, oneDNN), and reports
-// GFLOPS, mmla's ratio to the best of them and the fraction of this machine's measured peak;
+// mmla-bench: times mmla_sgemm (and mmla's prepacked-B path, mmla_sbgemm on bf16 inputs and fp32 in
+// bf16 fast-math mode) on lists of shapes, interleaved in the same run with the other GEMM libraries
+// installed beside it (OpenBLAS, BLIS, oneDNN; their bf16 GEMMs too), and reports GFLOPS, mmla's
+// ratio to the best of them and the fraction of this machine's measured peak;
 // optionally checks every library's result against a double-precision reference. mmla is used
 // through its public C API only, so this measures exactly what a user of the shared library gets.
 // Benchmarks, not tests: nothing here asserts on time.
+#include <mmla/cblas.h>
 #include <mmla/mmla.h>
 
 #include <algorithm>
@@ -34,6 +36,7 @@
 
 namespace {
 
+using mmla_bench::Arith;
 using mmla_bench::BenchError;
 using mmla_bench::GemmLib;
 using mmla_bench::GemmRunner;
@@ -71,11 +74,15 @@ const char kUsage[] =
     "  --check             compare every library's C with a double-precision reference;\n"
     "                      exit 1 on failure\n"
     "  --libs LIST         comma-separated columns to run, from mmla, mmla:packed, openblas,\n"
-    "                      blis, onednn, onednn:pb (default: all found; 'all' = the same)\n"
+    "                      blis, onednn, onednn:pb (fp32) and mmla:bf16, mmla:fastmath,\n"
+    "                      openblas:sb, onednn:bf16, onednn:bf16pb (bf16); 'fp32' and 'bf16'\n"
+    "                      stand for those groups (whatever of them is found), 'all' for both\n"
+    "                      (default: all found)\n"
     "  --threads N         threads for every library, mmla included (default 1)\n"
     "  --peak              measure this core's fp32/bf16 peak and L2/L3/DRAM read bandwidth;\n"
     "                      alone it does only that, with shapes it also runs them and uses the\n"
-    "                      measured fp32 peak for the %peak column\n"
+    "                      measured fp32 peak for the %peak column (and its bf16 peak for\n"
+    "                      %bf16pk, mmla:bf16's fraction of it)\n"
     "  --peak-gflops X     fp32 peak of one core for the %peak column (instead of measuring)\n"
     "  --json FILE|-       also write the results as JSON to FILE ('-': stdout; the table then\n"
     "                      goes to stderr so stdout stays valid JSON)\n"
@@ -88,8 +95,9 @@ const char kUsage[] =
     "Per shape every library gets its untimed set-up (creating primitives, packing B for the\n"
     "prepacked columns) and one warm-up call; then rounds of one timed call per library, in an\n"
     "order rotated each round, until every library has both --reps runs and --min-time seconds.\n"
-    "GFLOPS = 2*M*N*K / median time. mmla/best = mmla / best other plain-B column;\n"
-    "packed/best = mmla:packed / best other column of any kind; %peak = mmla / (peak * threads).\n"
+    "GFLOPS = 2*M*N*K / median time. mmla/best = mmla / best other plain-B fp32 column;\n"
+    "packed/best = mmla:packed / best other fp32 column of any kind; bf16/best = mmla:bf16 / best\n"
+    "other bf16 column; fast/strict = mmla:fastmath / mmla; %peak = mmla / (fp32 peak * threads).\n"
     "Compare numbers within one run only: see docs/benchmarking.md.\n";
 
 // An error in what the user gave us: the message is printed, plus the usage for command-line errors.
@@ -112,7 +120,8 @@ struct Options {
   std::string json_path;  // empty: no JSON
   bool full_config = false;
   bool detail = false;
-  std::vector<std::string> libs;  // column names (GemmLib::name()); empty: all found
+  std::vector<std::string> libs;      // column names (GemmLib::name()); empty: all found
+  std::vector<std::string> required;  // those named one by one (not through a group): must be found
   int threads = 1;
   bool peak = false;
   double peak_gflops = -1;  // > 0: given with --peak-gflops
@@ -129,6 +138,7 @@ struct CheckResult {
 struct LibResult {
   std::string name;
   bool prepacked = false;
+  Arith arith = Arith::kFp32;
   std::string impl;
   double median_s = 0, min_s = 0, max_s = 0;
   int reps = 0;
@@ -201,15 +211,37 @@ bool parse_shape_arg(std::string_view s, Shape* out) {
   return true;
 }
 
-// --libs names, case-insensitive, to column names; '-' may stand for ':'.
-std::vector<std::string> parse_libs(const std::string& list) {
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"mmla", "mmla"},           {"mmla:packed", "mmla:packed"},
-      {"mmla:pk", "mmla:packed"}, {"openblas", "OpenBLAS"},
-      {"blis", "BLIS"},           {"onednn", "oneDNN"},
-      {"dnnl", "oneDNN"},         {"onednn:pb", "oneDNN:pB"},
-      {"dnnl:pb", "oneDNN:pB"}};
-  std::vector<std::string> out;
+// The column groups --libs accepts by name: fp32 (the fp32 columns) and bf16 (the bf16 ones).
+const char* const kFp32Group[] = {"mmla", "mmla:packed", "OpenBLAS", "BLIS", "oneDNN", "oneDNN:pB"};
+const char* const kBf16Group[] = {"mmla:bf16", "mmla:fastmath", "OpenBLAS:sb", "oneDNN:bf16",
+                                  "oneDNN:bf16pB"};
+
+// --libs names, case-insensitive, to column names; '-' may stand for ':'. Groups add their columns
+// to opt->libs only; names given one by one also go to opt->required.
+void parse_libs(const std::string& list, Options* opt) {
+  static const std::pair<const char*, const char*> kNames[] = {{"mmla", "mmla"},
+                                                               {"mmla:packed", "mmla:packed"},
+                                                               {"mmla:pk", "mmla:packed"},
+                                                               {"mmla:bf16", "mmla:bf16"},
+                                                               {"mmla:sb", "mmla:bf16"},
+                                                               {"mmla:fastmath", "mmla:fastmath"},
+                                                               {"mmla:fast", "mmla:fastmath"},
+                                                               {"openblas", "OpenBLAS"},
+                                                               {"openblas:sb", "OpenBLAS:sb"},
+                                                               {"openblas:bf16", "OpenBLAS:sb"},
+                                                               {"blis", "BLIS"},
+                                                               {"onednn", "oneDNN"},
+                                                               {"dnnl", "oneDNN"},
+                                                               {"onednn:pb", "oneDNN:pB"},
+                                                               {"dnnl:pb", "oneDNN:pB"},
+                                                               {"onednn:bf16", "oneDNN:bf16"},
+                                                               {"dnnl:bf16", "oneDNN:bf16"},
+                                                               {"onednn:bf16pb", "oneDNN:bf16pB"},
+                                                               {"dnnl:bf16pb", "oneDNN:bf16pB"}};
+  std::vector<std::string> out, required;
+  const auto add = [&](const std::string& column) {
+    if (std::find(out.begin(), out.end(), column) == out.end()) out.push_back(column);
+  };
   std::size_t pos = 0;
   while (pos <= list.size()) {
     std::size_t end = list.find(',', pos);
@@ -219,17 +251,33 @@ std::vector<std::string> parse_libs(const std::string& list) {
       ch = ch == '-' ? ':' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     pos = end + 1;
     if (name.empty()) continue;
-    if (name == "all") return {};
+    if (name == "all") {
+      opt->libs.clear();
+      opt->required.clear();
+      return;
+    }
+    if (name == "fp32") {
+      for (const char* column : kFp32Group) add(column);
+      continue;
+    }
+    if (name == "bf16") {
+      for (const char* column : kBf16Group) add(column);
+      continue;
+    }
     const auto* it =
         std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& kv) { return name == kv.first; });
     if (it == std::end(kNames))
       throw UsageError{"mmla-bench: --libs: unknown library '" + name +
-                           "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, all)",
+                           "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, mmla:bf16, "
+                           "mmla:fastmath, openblas:sb, onednn:bf16, onednn:bf16pb, fp32, bf16, all)",
                        true};
-    if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+    add(it->second);
+    if (std::find(required.begin(), required.end(), it->second) == required.end())
+      required.push_back(it->second);
   }
   if (out.empty()) throw UsageError{"mmla-bench: --libs: empty list", true};
-  return out;
+  opt->libs = std::move(out);
+  opt->required = std::move(required);
 }
 
 int parse_positive_int(const std::string& opt, const std::string& v) {
@@ -286,7 +334,7 @@ Options parse_args(int argc, char** argv) {
     } else if (arg == "--threads") {
       opt.threads = parse_positive_int(arg, value());
     } else if (arg == "--libs") {
-      opt.libs = parse_libs(value());
+      parse_libs(value(), &opt);
     } else if (arg == "--peak") {
       no_value();
       opt.peak = true;
@@ -399,15 +447,32 @@ double entry_error(const Reference& r, float c) {
   return diff / r.magnitude;  // NaN if c is NaN: caught by the !(err <= bound) test
 }
 
-// Every library's C against one reference, computed once per checked entry.
-std::vector<CheckResult> check_results(const Shape& s, const float* a, const float* b,
-                                       const std::vector<const float*>& cs) {
-  std::vector<CheckResult> r(cs.size(),
-                             CheckResult{0, 2.0 * static_cast<double>(s.k) * std::ldexp(1.0, -24), true});
+// The bound of --check for one column, relative to sum_p |a_ip b_pj| (of the inputs the reference
+// uses): 2 K u for a dot product in fp32 arithmetic (u = 2^-24; twice the classic K u, for blocked
+// sums and BFMMLA's two roundings per step), plus, for fast math, the rounding of both inputs to
+// bf16: (1 + 2^-8)^2 - 1 = 2 * 2^-8 + 2^-16 (docs/numerics.md).
+double check_bound(const Shape& s, Arith arith) {
+  const double fp32 = 2.0 * static_cast<double>(s.k) * std::ldexp(1.0, -24);
+  return arith == Arith::kFastMath ? 2 * std::ldexp(1.0, -8) + std::ldexp(1.0, -16) + fp32 : fp32;
+}
+
+// Every library's C against a double-precision reference, computed once per checked entry: from
+// the fp32 inputs (a, b) for fp32 and fast-math columns, from the bf16-rounded inputs (a_r, b_r,
+// bf16 values widened to float; null when no column takes bf16 inputs) for the bf16 columns.
+std::vector<CheckResult> check_results(const Shape& s, const float* a, const float* b, const float* a_r,
+                                       const float* b_r, const std::vector<const float*>& cs,
+                                       const std::vector<Arith>& ariths) {
+  std::vector<CheckResult> r;
+  bool need_fp32 = false, need_bf16 = false;
+  for (const Arith arith : ariths) {
+    r.push_back(CheckResult{0, check_bound(s, arith), true});
+    (arith == Arith::kBf16 ? need_bf16 : need_fp32) = true;
+  }
   const auto account = [&](int64_t i, int64_t j) {
-    const Reference ref = reference_entry(s, a, b, i, j);
+    const Reference ref = need_fp32 ? reference_entry(s, a, b, i, j) : Reference{0, 0};
+    const Reference ref_bf16 = need_bf16 ? reference_entry(s, a_r, b_r, i, j) : Reference{0, 0};
     for (std::size_t l = 0; l < cs.size(); ++l) {
-      const double e = entry_error(ref, cs[l][i * s.n + j]);
+      const double e = entry_error(ariths[l] == Arith::kBf16 ? ref_bf16 : ref, cs[l][i * s.n + j]);
       if (!(e <= r[l].bound)) r[l].pass = false;
       if (std::isnan(e) || (!std::isnan(r[l].max_err) && e > r[l].max_err)) r[l].max_err = e;  // NaN sticks
     }
@@ -431,13 +496,51 @@ std::vector<CheckResult> check_results(const Shape& s, const float* a, const flo
   return r;
 }
 
+// bf16 copies of A and B, made once per shape (not timed) with mmla's cblas_sbstobf16, the
+// conversion a user of mmla_sbgemm would call.
+struct U16Deleter {
+  void operator()(uint16_t* p) const { std::free(p); }
+};
+using Bf16Matrix = std::unique_ptr<uint16_t[], U16Deleter>;
+
+Bf16Matrix to_bf16(const float* in, int64_t count) {
+  constexpr std::size_t kAlign = 64;
+  const std::size_t bytes =
+      (static_cast<std::size_t>(count) * sizeof(uint16_t) + kAlign - 1) / kAlign * kAlign;
+  Bf16Matrix out(static_cast<uint16_t*>(std::aligned_alloc(kAlign, bytes)));
+  if (!out) {
+    std::fprintf(stderr, "mmla-bench: out of memory allocating %zu bytes\n", bytes);
+    std::exit(kExitFailure);
+  }
+  // cblas_sbstobf16 counts in int: convert in chunks.
+  constexpr int64_t kChunk = int64_t{1} << 30;
+  for (int64_t i = 0; i < count; i += kChunk)
+    cblas_sbstobf16(static_cast<int>(std::min(kChunk, count - i)), in + i, 1, out.get() + i, 1);
+  return out;
+}
+
+// The bf16 values as floats (exact), for the reference of the bf16 columns.
+Matrix widen(const uint16_t* in, int64_t count) {
+  Matrix out = allocate(count);
+  constexpr int64_t kChunk = int64_t{1} << 30;
+  for (int64_t i = 0; i < count; i += kChunk)
+    cblas_sbf16tos(static_cast<int>(std::min(kChunk, count - i)), in + i, 1, out.get() + i, 1);
+  return out;
+}
+
 Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& libs, const Options& opt) {
   Matrix a = allocate(s.m * s.k), b = allocate(s.k * s.n);
   fill(a.get(), s.m * s.k, 1);
   fill(b.get(), s.k * s.n, 2);
 
+  // The bf16 columns' inputs: A and B rounded to bf16 once, shared by all of them.
+  const bool any_bf16 =
+      std::any_of(libs.begin(), libs.end(), [](const auto& l) { return l->arith() == Arith::kBf16; });
+  Bf16Matrix a_bf16, b_bf16;
+  if (any_bf16) a_bf16 = to_bf16(a.get(), s.m * s.k), b_bf16 = to_bf16(b.get(), s.k * s.n);
+
   // Untimed set-up, then one warm-up call each (page faults, packing buffers, thread pools).
-  const mmla_bench::Problem problem{s.m, s.n, s.k, a.get(), b.get()};
+  const mmla_bench::Problem problem{s.m, s.n, s.k, a.get(), b.get(), a_bf16.get(), b_bf16.get()};
   const std::size_t count = libs.size();
   std::vector<Matrix> c;
   std::vector<std::unique_ptr<GemmRunner>> runners;
@@ -473,8 +576,12 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
   std::vector<CheckResult> checks;
   if (opt.check) {
     std::vector<const float*> cs;
+    std::vector<Arith> ariths;
     for (const Matrix& m : c) cs.push_back(m.get());
-    checks = check_results(s, a.get(), b.get(), cs);
+    for (const auto& l : libs) ariths.push_back(l->arith());
+    Matrix a_r, b_r;
+    if (any_bf16) a_r = widen(a_bf16.get(), s.m * s.k), b_r = widen(b_bf16.get(), s.k * s.n);
+    checks = check_results(s, a.get(), b.get(), a_r.get(), b_r.get(), cs, ariths);
   }
   Result res{s, {}, {}};
   for (std::size_t l = 0; l < count; ++l) {
@@ -484,6 +591,7 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
     LibResult r;
     r.name = libs[l]->name();
     r.prepacked = libs[l]->prepacked();
+    r.arith = libs[l]->arith();
     r.impl = runners[l]->impl();
     r.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
     r.min_s = t.front();
@@ -505,36 +613,61 @@ std::string shape_name(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-bool is_mmla(const std::string& name) { return name == "mmla" || name == "mmla:packed"; }
+bool is_mmla(const std::string& name) { return name == "mmla" || name.rfind("mmla:", 0) == 0; }
+
+const char* arith_name(Arith a) {
+  switch (a) {
+    case Arith::kFp32: return "fp32";
+    case Arith::kBf16: return "bf16";
+    case Arith::kFastMath: return "fp32-fastmath";
+  }
+  return "?";
+}
 
 // What one shape's row says beyond each library's GFLOPS.
 struct Derived {
   const LibResult* mmla = nullptr;
   const LibResult* packed = nullptr;
-  const LibResult* best_plain = nullptr;  // fastest other library with B given plain
-  const LibResult* best_any = nullptr;    // fastest other library of any kind (prepacked too)
-  double mmla_over_best = NAN, packed_over_best = NAN;
-  double pct_peak = NAN, pct_peak_packed = NAN;
+  const LibResult* bf16 = nullptr;        // mmla:bf16
+  const LibResult* fastmath = nullptr;    // mmla:fastmath
+  const LibResult* best_plain = nullptr;  // fastest other fp32 library with B given plain
+  const LibResult* best_any = nullptr;    // fastest other fp32 library of any kind (prepacked too)
+  const LibResult* best_bf16 = nullptr;   // fastest other bf16 library of any kind
+  double mmla_over_best = NAN, packed_over_best = NAN, bf16_over_best = NAN, fast_over_strict = NAN;
+  double pct_peak = NAN, pct_peak_packed = NAN, pct_bf16_peak = NAN;
   double m1_bound = NAN;  // M = 1: the GFLOPS that reading B allows
   double pct_m1_bound = NAN;
 };
 
-Derived derive(const Result& r, double peak_gflops) {
+// peak_gflops, bf16_peak_gflops: for all threads; 0 when unknown.
+Derived derive(const Result& r, double peak_gflops, double bf16_peak_gflops) {
   Derived d;
+  const auto faster = [](const LibResult* best, const LibResult& l) {
+    return best == nullptr || l.median_s < best->median_s;
+  };
   for (const LibResult& l : r.libs) {
     if (l.name == "mmla") d.mmla = &l;
     if (l.name == "mmla:packed") d.packed = &l;
+    if (l.name == "mmla:bf16") d.bf16 = &l;
+    if (l.name == "mmla:fastmath") d.fastmath = &l;
     if (is_mmla(l.name)) continue;
-    if (!l.prepacked && (d.best_plain == nullptr || l.median_s < d.best_plain->median_s)) d.best_plain = &l;
-    if (d.best_any == nullptr || l.median_s < d.best_any->median_s) d.best_any = &l;
+    if (l.arith == Arith::kFp32) {
+      if (!l.prepacked && faster(d.best_plain, l)) d.best_plain = &l;
+      if (faster(d.best_any, l)) d.best_any = &l;
+    } else if (l.arith == Arith::kBf16 && faster(d.best_bf16, l)) {
+      d.best_bf16 = &l;
+    }
   }
   const Shape& s = r.shape;
   if (d.mmla && d.best_plain) d.mmla_over_best = d.best_plain->median_s / d.mmla->median_s;
   if (d.packed && d.best_any) d.packed_over_best = d.best_any->median_s / d.packed->median_s;
+  if (d.bf16 && d.best_bf16) d.bf16_over_best = d.best_bf16->median_s / d.bf16->median_s;
+  if (d.fastmath && d.mmla) d.fast_over_strict = d.mmla->median_s / d.fastmath->median_s;
   if (peak_gflops > 0) {
     if (d.mmla) d.pct_peak = 100 * gflops(s, d.mmla->median_s) / peak_gflops;
     if (d.packed) d.pct_peak_packed = 100 * gflops(s, d.packed->median_s) / peak_gflops;
   }
+  if (bf16_peak_gflops > 0 && d.bf16) d.pct_bf16_peak = 100 * gflops(s, d.bf16->median_s) / bf16_peak_gflops;
   if (r.m1_memory.gbps.samples > 0) {
     // Every byte of B is used once per call: 2 flops per 4-byte float of B read.
     d.m1_bound = r.m1_memory.gbps.median / 2;
@@ -547,24 +680,33 @@ Derived derive(const Result& r, double peak_gflops) {
 struct Columns {
   std::vector<std::string> libs;
   std::vector<int> widths;
-  bool mmla_over_best = false, packed_over_best = false, pct_peak = false, m1_bound = false, check = false;
+  bool mmla_over_best = false, packed_over_best = false, bf16_over_best = false, fast_over_strict = false;
+  bool pct_peak = false, pct_bf16_peak = false, m1_bound = false, check = false;
 };
 
 Columns table_columns(const std::vector<std::unique_ptr<GemmLib>>& libs, const Options& opt,
-                      double peak_gflops, const PeakReport* peak) {
+                      double peak_gflops, double bf16_peak_gflops, const PeakReport* peak) {
   Columns c;
-  bool mmla = false, packed = false, other_plain = false, other = false;
+  bool mmla = false, packed = false, bf16 = false, fastmath = false;
+  bool other_plain = false, other = false, other_bf16 = false;
   for (const auto& l : libs) {
     const std::string name = l->name();
     c.libs.push_back(name);
     c.widths.push_back(std::max<int>(7, static_cast<int>(name.size())));
     mmla |= name == "mmla";
     packed |= name == "mmla:packed";
-    if (!is_mmla(name)) other = true, other_plain |= !l->prepacked();
+    bf16 |= name == "mmla:bf16";
+    fastmath |= name == "mmla:fastmath";
+    if (is_mmla(name)) continue;
+    if (l->arith() == Arith::kFp32) other = true, other_plain |= !l->prepacked();
+    if (l->arith() == Arith::kBf16) other_bf16 = true;
   }
   c.mmla_over_best = mmla && other_plain;
   c.packed_over_best = packed && other;
+  c.bf16_over_best = bf16 && other_bf16;
+  c.fast_over_strict = fastmath && mmla;
   c.pct_peak = (mmla || packed) && peak_gflops > 0;
+  c.pct_bf16_peak = bf16 && bf16_peak_gflops > 0;
   bool any_m1 = false;
   for (const Shape& s : opt.shapes) any_m1 |= s.m == 1;
   c.m1_bound = peak != nullptr && any_m1 && opt.threads == 1;
@@ -577,7 +719,10 @@ void print_header(std::FILE* out, const Columns& c) {
   for (std::size_t i = 0; i < c.libs.size(); ++i) std::fprintf(out, " %*s", c.widths[i], c.libs[i].c_str());
   if (c.mmla_over_best) std::fprintf(out, " %9s", "mmla/best");
   if (c.packed_over_best) std::fprintf(out, " %11s", "packed/best");
+  if (c.bf16_over_best) std::fprintf(out, " %9s", "bf16/best");
+  if (c.fast_over_strict) std::fprintf(out, " %11s", "fast/strict");
   if (c.pct_peak) std::fprintf(out, " %6s", "%peak");
+  if (c.pct_bf16_peak) std::fprintf(out, " %7s", "%bf16pk");
   if (c.m1_bound) std::fprintf(out, " %12s", "M=1 bound");
   if (c.check) std::fprintf(out, "  %s", "check");
   std::fputc('\n', out);
@@ -596,7 +741,10 @@ void print_row(std::FILE* out, const Columns& c, const Result& r, const Derived&
     std::fprintf(out, " %*.1f", c.widths[i], gflops(r.shape, r.libs[i].median_s));
   if (c.mmla_over_best) std::fprintf(out, " %9s", fixed(d.mmla_over_best, "%.2f").c_str());
   if (c.packed_over_best) std::fprintf(out, " %11s", fixed(d.packed_over_best, "%.2f").c_str());
+  if (c.bf16_over_best) std::fprintf(out, " %9s", fixed(d.bf16_over_best, "%.2f").c_str());
+  if (c.fast_over_strict) std::fprintf(out, " %11s", fixed(d.fast_over_strict, "%.2f").c_str());
   if (c.pct_peak) std::fprintf(out, " %6s", fixed(d.pct_peak, "%.1f%%").c_str());
+  if (c.pct_bf16_peak) std::fprintf(out, " %7s", fixed(d.pct_bf16_peak, "%.1f%%").c_str());
   if (c.m1_bound)
     std::fprintf(
         out, " %12s",
@@ -610,7 +758,7 @@ void print_row(std::FILE* out, const Columns& c, const Result& r, const Derived&
   std::fputc('\n', out);
   if (detail) {
     for (const LibResult& l : r.libs) {
-      std::fprintf(out, "    %-12s %9.3f ms %8.1f GFLOPS  min..max %.1f..%.1f  reps %d", l.name.c_str(),
+      std::fprintf(out, "    %-13s %9.3f ms %8.1f GFLOPS  min..max %.1f..%.1f  reps %d", l.name.c_str(),
                    l.median_s * 1e3, gflops(r.shape, l.median_s), gflops(r.shape, l.max_s),
                    gflops(r.shape, l.min_s), l.reps);
       if (l.checked)
@@ -648,6 +796,7 @@ struct RunInfo {
   const PeakReport* peak = nullptr;
   double peak_gflops = 0;  // per core; 0: none
   const char* peak_source = nullptr;
+  double bf16_peak_gflops = 0;  // per core, measured; 0: none
 };
 
 std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
@@ -664,11 +813,14 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
   j += ",\n  \"peak\": " + (info.peak ? mmla_bench::peak_json(*info.peak, 2) : std::string("null"));
   j += ",\n  \"peak_gflops\": " + (info.peak_gflops > 0 ? json_number(info.peak_gflops) : "null");
   j += ",\n  \"peak_source\": " + (info.peak_source ? json_string(info.peak_source) : std::string("null"));
+  j += ",\n  \"bf16_peak_gflops\": " +
+       (info.bf16_peak_gflops > 0 ? json_number(info.bf16_peak_gflops) : "null");
   j += ",\n  \"results\": [";
   const double peak_total = info.peak_gflops * info.threads;
+  const double bf16_peak_total = info.bf16_peak_gflops * info.threads;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    const Derived d = derive(r, peak_total);
+    const Derived d = derive(r, peak_total, bf16_peak_total);
     j += i ? ",\n    {" : "\n    {";
     j += "\"m\": " + std::to_string(r.shape.m) + ", \"n\": " + std::to_string(r.shape.n) +
          ", \"k\": " + std::to_string(r.shape.k);
@@ -677,7 +829,8 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
     for (std::size_t l = 0; l < r.libs.size(); ++l) {
       const LibResult& lr = r.libs[l];
       j += std::string(l ? ",\n              " : "") + json_string(lr.name) + ": {" +
-           timing_json(r.shape, lr) + ", \"prepacked\": " + (lr.prepacked ? "true" : "false");
+           timing_json(r.shape, lr) + ", \"prepacked\": " + (lr.prepacked ? "true" : "false") +
+           ", \"arith\": " + json_string(arith_name(lr.arith));
       if (!lr.impl.empty()) j += ", \"impl\": " + json_string(lr.impl);
       j += "}";
     }
@@ -687,6 +840,10 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
     j += ", \"packed_over_best\": " + json_number(d.packed_over_best);
     j += ", \"pct_peak\": " + json_number(d.pct_peak);
     j += ", \"pct_peak_packed\": " + json_number(d.pct_peak_packed);
+    j += ",\n     \"best_other_bf16\": " + (d.best_bf16 ? json_string(d.best_bf16->name) : "null");
+    j += ", \"bf16_over_best\": " + json_number(d.bf16_over_best);
+    j += ", \"fast_over_strict\": " + json_number(d.fast_over_strict);
+    j += ", \"pct_bf16_peak\": " + json_number(d.pct_bf16_peak);
     if (!std::isnan(d.m1_bound))
       j += ", \"m1_bound_gflops\": " + json_number(d.m1_bound) +
            ", \"m1_bound_level\": " + json_string(r.m1_memory.level) +
@@ -747,6 +904,7 @@ int run(const Options& opt) {
     info.peak_gflops = peak.fp32_gflops();
     info.peak_source = "measured";
   }
+  if (opt.peak) info.bf16_peak_gflops = peak.bf16_gflops();
 
   std::vector<Result> results;
   bool all_pass = true;
@@ -760,18 +918,24 @@ int run(const Options& opt) {
     mmla_bench::add_mmla_libs(&libs, &search);
     mmla_bench::add_dlopen_libs(&libs, &search);
     mmla_bench::add_onednn_libs(&libs, &search);
+    // fp32 columns first, then the bf16 ones (each group in the order above).
+    std::stable_partition(libs.begin(), libs.end(), [](const auto& l) { return l->arith() == Arith::kFp32; });
     info.notes = search.notes;
 
     std::fprintf(out, "\nlibraries (%d thread%s each):\n", opt.threads, opt.threads == 1 ? "" : "s");
     for (const auto& l : libs) {
       info.libraries.emplace_back(l->name(), l->info());
-      std::fprintf(out, "  %-12s %s\n", l->name().c_str(), l->info().c_str());
+      std::fprintf(out, "  %-13s %s\n", l->name().c_str(), l->info().c_str());
     }
     for (const std::string& n : search.notes) std::fprintf(out, "  (%s)\n", n.c_str());
     if (const char* coretype = std::getenv("OPENBLAS_CORETYPE"))
       std::fprintf(out, "  OPENBLAS_CORETYPE=%s (from the environment)\n", coretype);
-    // A library asked for by name must be there: a silently missing column reads as a result.
-    for (const std::string& want : opt.libs) {
+    if (const char* mode = std::getenv("MMLA_FPMATH_MODE"))
+      std::fprintf(out, "  MMLA_FPMATH_MODE=%s (from the environment): the mmla fp32 columns compute in it\n",
+                   mode);
+    // A library asked for by name must be there: a silently missing column reads as a result. (One
+    // that came with a group, --libs bf16, may be missing: the notes above say why.)
+    for (const std::string& want : opt.required) {
       const bool found =
           std::any_of(libs.begin(), libs.end(), [&](const auto& l) { return l->name() == want; });
       if (!found) {
@@ -781,7 +945,8 @@ int run(const Options& opt) {
     }
 
     const double peak_total = info.peak_gflops * opt.threads;
-    const Columns columns = table_columns(libs, opt, peak_total, info.peak);
+    const double bf16_peak_total = info.bf16_peak_gflops * opt.threads;
+    const Columns columns = table_columns(libs, opt, peak_total, bf16_peak_total, info.peak);
     std::fprintf(out,
                  "\nrow-major NN, alpha=1, beta=0; GFLOPS of the median of >= %d runs and >= %g s per shape "
                  "and library, interleaved\n",
@@ -789,6 +954,16 @@ int run(const Options& opt) {
     if (columns.pct_peak)
       std::fprintf(out, "%%peak: of %.1f GFLOPS (%s fp32 peak of one core x %d thread%s)\n", peak_total,
                    info.peak_source, opt.threads, opt.threads == 1 ? "" : "s");
+    if (columns.pct_bf16_peak)
+      std::fprintf(out,
+                   "%%bf16pk: mmla:bf16 of %.1f GFLOPS (measured bf16 peak, %s, of one core x %d thread%s; "
+                   "AMX, which mmla uses where the CPU has it, can exceed 100%%)\n",
+                   bf16_peak_total, peak.bf16_isa().c_str(), opt.threads, opt.threads == 1 ? "" : "s");
+    if (opt.check &&
+        std::any_of(libs.begin(), libs.end(), [](const auto& l) { return l->arith() != Arith::kFp32; }))
+      std::fprintf(out,
+                   "check: bf16 columns against the reference of the bf16-rounded inputs; mmla:fastmath "
+                   "against the fp32 one with 2^-7 + 2^-16 more\n");
     std::fputc('\n', out);
     print_header(out, columns);
     for (const Shape& s : opt.shapes) {
@@ -796,7 +971,8 @@ int run(const Options& opt) {
       if (columns.m1_bound && s.m == 1)
         results.back().m1_memory =
             mmla_bench::measure_bandwidth_at(static_cast<std::size_t>(s.k * s.n) * sizeof(float), peak);
-      print_row(out, columns, results.back(), derive(results.back(), peak_total), opt.detail);
+      print_row(out, columns, results.back(), derive(results.back(), peak_total, bf16_peak_total),
+                opt.detail);
       for (const LibResult& l : results.back().libs)
         if (opt.check && !l.check.pass) {
           all_pass = false;

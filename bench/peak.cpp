@@ -179,18 +179,18 @@ std::string size_name(size_t bytes) {
 
 }  // namespace
 
-double PeakReport::fp32_gflops() const {
+double PeakReport::best_gflops(const std::string& kind) const {
   double best = 0;
   for (const ComputePeak& c : compute)
-    if (c.kind == "fp32") best = std::max(best, c.gflops.median);
+    if (c.kind == kind) best = std::max(best, c.gflops.median);
   return best;
 }
 
-std::string PeakReport::fp32_isa() const {
+std::string PeakReport::best_isa(const std::string& kind) const {
   double best = 0;
   std::string isa;
   for (const ComputePeak& c : compute)
-    if (c.kind == "fp32" && c.gflops.median > best) best = c.gflops.median, isa = c.isa;
+    if (c.kind == kind && c.gflops.median > best) best = c.gflops.median, isa = c.isa;
   return isa;
 }
 
@@ -310,6 +310,9 @@ void print_peak(std::FILE* out, const PeakReport& r) {
   if (r.fp32_gflops() > 0)
     std::fprintf(out, "  fp32 peak: %.1f GFLOPS (%s); M = 1 fp32 GEMM ceiling = bandwidth / 2\n",
                  r.fp32_gflops(), r.fp32_isa().c_str());
+  if (r.bf16_gflops() > 0)
+    std::fprintf(out, "  bf16 peak: %.1f GFLOPS (%s): the denominator of mmla:bf16's %%bf16pk\n",
+                 r.bf16_gflops(), r.bf16_isa().c_str());
   std::fflush(out);
 }
 
@@ -324,7 +327,9 @@ std::string peak_json(const PeakReport& r, int indent) {
                   ", \"l2_bytes\": " + std::to_string(r.l2_bytes) +
                   ", \"l3_bytes\": " + std::to_string(r.l3_bytes) + ",\n" + pad +
                   "  \"fp32_gflops\": " + json_number(r.fp32_gflops()) +
-                  ", \"fp32_isa\": " + json_string(r.fp32_isa()) + ",\n" + pad + "  \"compute\": [";
+                  ", \"fp32_isa\": " + json_string(r.fp32_isa()) +
+                  ", \"bf16_gflops\": " + (r.bf16_gflops() > 0 ? json_number(r.bf16_gflops()) : "null") +
+                  ", \"bf16_isa\": " + json_string(r.bf16_isa()) + ",\n" + pad + "  \"compute\": [";
   for (size_t i = 0; i < r.compute.size(); ++i) {
     const ComputePeak& c = r.compute[i];
     j += (i ? ",\n" : "\n") + pad + "    {\"kind\": " + json_string(c.kind) +

@@ -38,9 +38,14 @@ struct PeakReport {
   std::vector<ComputePeak> compute;
   std::vector<Bandwidth> bandwidth;
 
-  // Best fp32 peak measured (0 if none): the denominator of "% of peak".
-  double fp32_gflops() const;
-  std::string fp32_isa() const;
+  // Best peak measured of a kind, "fp32" or "bf16" (0 / "" if none). The fp32 one is the
+  // denominator of "% of peak"; the bf16 one that of mmla:bf16's "% of bf16 peak".
+  double best_gflops(const std::string& kind) const;
+  std::string best_isa(const std::string& kind) const;
+  double fp32_gflops() const { return best_gflops("fp32"); }
+  std::string fp32_isa() const { return best_isa("fp32"); }
+  double bf16_gflops() const { return best_gflops("bf16"); }
+  std::string bf16_isa() const { return best_isa("bf16"); }
   // The smallest cache level `bytes` of data fit in by the OS's cache sizes: "L2", "L3" or "DRAM".
   std::string level_for(size_t bytes) const;
 };
