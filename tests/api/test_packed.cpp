@@ -180,7 +180,7 @@ TEST(CppPacked, PackedMatrixOnViews) {
   const mmla::PackedMatrix pw(mmla::MatrixView<const float>::row_major(w.data(), n, k).t());
   EXPECT_EQ(pw.rows(), k);
   EXPECT_EQ(pw.cols(), n);
-  EXPECT_GE(pw.bytes(), static_cast<std::size_t>(k * n) * sizeof(float));
+  EXPECT_GE(pw.bytes(), static_cast<std::size_t>(k * n) * pw.get()->layout.kernel->elem_size);
   for (bool c_row : {true, false}) {
     auto vc = c_row ? mmla::MatrixView<float>::row_major(c.data(), m, n)
                     : mmla::MatrixView<float>::col_major(c.data(), m, n);
