@@ -5,33 +5,8 @@
 #include <arm_neon.h>
 
 #include "peak_kernels.hpp"
-
-// Applies OP to the index of every accumulator.
-#define MMLA_FOR_EACH_ACC(OP) \
-  OP(0);                      \
-  OP(1);                      \
-  OP(2);                      \
-  OP(3);                      \
-  OP(4);                      \
-  OP(5);                      \
-  OP(6);                      \
-  OP(7);                      \
-  OP(8);                      \
-  OP(9);                      \
-  OP(10);                     \
-  OP(11);                     \
-  OP(12);                     \
-  OP(13);                     \
-  OP(14);                     \
-  OP(15);                     \
-  OP(16);                     \
-  OP(17);                     \
-  OP(18);                     \
-  OP(19);                     \
-  OP(20);                     \
-  OP(21);                     \
-  OP(22);                     \
-  OP(23)
+#define MMLA_PEAK_LANES 4
+#include "peak_common.inc"
 
 namespace mmla_bench::peak {
 
@@ -41,19 +16,17 @@ float mmla_bf16_neon(int64_t iters) {
   const bfloat16x8_t x = vreinterpretq_bf16_u16(vdupq_n_u16(0x3A80));  // bf16 2^-10
   const bfloat16x8_t y = x;
 #define MMLA_ACC(i) float32x4_t a##i = vdupq_n_f32(0.01f * i)
-  MMLA_FOR_EACH_ACC(MMLA_ACC);
+  MMLA_PEAK_ACCS_24(MMLA_ACC);
 #undef MMLA_ACC
   for (int64_t it = 0; it < iters; ++it) {
 #define MMLA_MMLA(i) a##i = vbfmmlaq_f32(a##i, x, y)
-    MMLA_FOR_EACH_ACC(MMLA_MMLA);
+    MMLA_PEAK_ACCS_24(MMLA_MMLA);
 #undef MMLA_MMLA
   }
-  float32x4_t s = vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3));
-  s = vaddq_f32(s, vaddq_f32(vaddq_f32(a4, a5), vaddq_f32(a6, a7)));
-  s = vaddq_f32(s, vaddq_f32(vaddq_f32(a8, a9), vaddq_f32(a10, a11)));
-  s = vaddq_f32(s, vaddq_f32(vaddq_f32(a12, a13), vaddq_f32(a14, a15)));
-  s = vaddq_f32(s, vaddq_f32(vaddq_f32(a16, a17), vaddq_f32(a18, a19)));
-  s = vaddq_f32(s, vaddq_f32(vaddq_f32(a20, a21), vaddq_f32(a22, a23)));
+  float32x4_t s = vdupq_n_f32(0.0f);
+#define MMLA_SUM(i) s = vaddq_f32(s, a##i)
+  MMLA_PEAK_ACCS_24(MMLA_SUM);
+#undef MMLA_SUM
   return vaddvq_f32(s);
 }
 

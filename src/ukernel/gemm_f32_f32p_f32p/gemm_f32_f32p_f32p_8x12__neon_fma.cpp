@@ -74,19 +74,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   MMLA_SAVE(6);
   MMLA_SAVE(7);
 #undef MMLA_SAVE
-  if (m == kMr && n == kNr && c_cs == 1) {
-    const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
-    for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * c_rs;
-      for (int j = 0; j < 3; ++j) {
-        float32x4_t r = vmulq_f32(va, vld1q_f32(tile + i * kNr + 4 * j));
-        if (beta != 0.0f) r = vfmaq_f32(r, vb, vld1q_f32(ci + 4 * j));
-        vst1q_f32(ci + 4 * j, r);
-      }
-    }
-    return;
-  }
-  store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
+  store_tile_neon(m, n, tile, kMr, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
 }  // namespace
