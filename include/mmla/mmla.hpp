@@ -82,6 +82,17 @@ namespace detail {
 inline void check(mmla_status s) {
   if (s != MMLA_STATUS_SUCCESS) throw Error(s, mmla_last_error());
 }
+
+// a (m x k) times b (k x n) into c (m x n), or the error naming all three shapes.
+inline void check_shapes(std::int64_t a_rows, std::int64_t a_cols, const char* b_name, std::int64_t b_rows,
+                         std::int64_t b_cols, std::int64_t c_rows, std::int64_t c_cols) {
+  if (a_rows != c_rows || b_cols != c_cols || a_cols != b_rows)
+    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
+                                                  std::to_string(a_rows) + " x " + std::to_string(a_cols) +
+                                                  ", " + b_name + " is " + std::to_string(b_rows) + " x " +
+                                                  std::to_string(b_cols) + ", c is " +
+                                                  std::to_string(c_rows) + " x " + std::to_string(c_cols));
+}
 }  // namespace detail
 
 // c = alpha * a * b + beta * c. a is m x k, b is k x n, c is m x n (views may be transposed with
@@ -89,12 +100,7 @@ inline void check(mmla_status s) {
 // views, leaving c untouched.
 inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                  MatrixView<float> c) {
-  if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
-    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
-                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                                                  ", b is " + std::to_string(b.rows) + " x " +
-                                                  std::to_string(b.cols) + ", c is " +
-                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  detail::check_shapes(a.rows, a.cols, "b", b.rows, b.cols, c.rows, c.cols);
   detail::check(mmla_sgemm_strided(c.rows, c.cols, a.cols, alpha, a.data, a.row_stride, a.col_stride, b.data,
                                    b.row_stride, b.col_stride, beta, c.data, c.row_stride, c.col_stride));
 }
@@ -128,12 +134,7 @@ inline void gemm(float alpha, MatrixView<const float> a, MatrixView<const float>
 // c = alpha * a * b + beta * c with bf16 a and b, fp32 accumulation and c (mmla_sbgemm).
 inline void gemm(float alpha, MatrixView<const bfloat16> a, MatrixView<const bfloat16> b, float beta,
                  MatrixView<float> c) {
-  if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
-    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
-                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                                                  ", b is " + std::to_string(b.rows) + " x " +
-                                                  std::to_string(b.cols) + ", c is " +
-                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  detail::check_shapes(a.rows, a.cols, "b", b.rows, b.cols, c.rows, c.cols);
   detail::check(mmla_sbgemm_strided(c.rows, c.cols, a.cols, alpha,
                                     reinterpret_cast<const mmla_bfloat16*>(a.data), a.row_stride,
                                     a.col_stride, reinterpret_cast<const mmla_bfloat16*>(b.data),
@@ -201,12 +202,7 @@ class PackedMatrix {
 // c = alpha * a * b + beta * c with prepacked b. a and c need a unit stride in one dimension.
 inline void gemm(float alpha, MatrixView<const float> a, const PackedMatrix& b, float beta,
                  MatrixView<float> c) {
-  if (a.rows != c.rows || b.cols() != c.cols || a.cols != b.rows())
-    throw Error(MMLA_STATUS_INVALID_ARGUMENT, "mmla::gemm: shapes do not match: a is " +
-                                                  std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                                                  ", packed b is " + std::to_string(b.rows()) + " x " +
-                                                  std::to_string(b.cols()) + ", c is " +
-                                                  std::to_string(c.rows) + " x " + std::to_string(c.cols));
+  detail::check_shapes(a.rows, a.cols, "packed b", b.rows(), b.cols(), c.rows, c.cols);
   // Row-major C as is; a column-major C is the row-major C^T, so describe everything transposed.
   mmla_transpose tc, ta;
   std::int64_t ldc, lda;
