@@ -111,6 +111,16 @@ MMLA_API mmla_fpmath_mode mmla_get_fpmath_mode(void);                    /* in f
 MMLA_API mmla_status mmla_set_thread_fpmath_mode(mmla_fpmath_mode mode); /* DEFAULT clears it */
 MMLA_API mmla_fpmath_mode mmla_get_thread_fpmath_mode(void);             /* the override, or DEFAULT */
 
+/* Threads. Every GEMM may run on a persistent pool of worker threads, started on first use. The
+ * count is mmla_set_num_threads(n) if set, else MMLA_NUM_THREADS, else the CPUs this process may
+ * use (its affinity mask and cgroup CPU quota, whichever is smaller), and never more than those
+ * CPUs. Small problems run on the calling thread. Calls from several threads are safe: one call at
+ * a time uses the pool and the others run on their own thread; so do calls from inside a pool job
+ * or an OpenMP parallel region. A forked child gets a new pool. An MMLA_NUM_THREADS that is not a
+ * positive integer makes every call fail with MMLA_STATUS_INVALID_ENVIRONMENT. */
+MMLA_API mmla_status mmla_set_num_threads(int n); /* n >= 1; 0 restores the default; < 0 is an error */
+MMLA_API int mmla_get_num_threads(void);          /* the count a GEMM call would use now */
+
 /* A readable, multi-line report: version, detected CPU features, cache sizes, the MMLA_ISA cap, the
  * fp-math mode in force on this thread and the kernel chosen for each family with the reason. The
  * string stays valid until the calling thread calls mmla_get_config again. */

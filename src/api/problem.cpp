@@ -205,7 +205,8 @@ const GemvSelection& gemv_selection() {
 
 std::string environment_error() {
   if (!cpu::cap().error.empty()) return cpu::cap().error;
-  return fpmath_env_error();
+  if (!fpmath_env_error().empty()) return fpmath_env_error();
+  return num_threads_env_error();
 }
 
 mmla_status run_gemm(const driver::GemmProblem& p) {
@@ -224,7 +225,7 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
   if ((p.m == 1 || p.n == 1) && gemv_selection().kernel != nullptr) {
-    switch (driver::gemv(*gemv_selection().kernel, p)) {
+    switch (driver::gemv_threaded(*gemv_selection().kernel, p, num_threads())) {
       case driver::Status::ok: return MMLA_STATUS_SUCCESS;
       case driver::Status::out_of_memory:
         return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate GEMV scratch");
@@ -240,7 +241,7 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   if (p.b_packed != nullptr && packed_tile == nullptr)
     return fail(MMLA_STATUS_INTERNAL_ERROR, "the packed kernel is not in its family's tile set");
   const Selection::Tile& tile = p.b_packed != nullptr ? *packed_tile : s.tile_for(p.m);
-  if (driver::gemm(*tile.kernel, tile.blocking, p) != driver::Status::ok)
+  if (driver::gemm_threaded(*tile.kernel, tile.blocking, p, num_threads()) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;
 }

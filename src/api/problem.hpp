@@ -68,7 +68,13 @@ mmla_status run_gemm(const driver::GemmProblem& p);
 mmla_fpmath_mode fpmath_mode();
 const std::string& fpmath_env_error();
 
-// The environment error that fails every call (MMLA_ISA or MMLA_FPMATH_MODE), "" if none.
+// The thread count calls use now, where it comes from (for the report), and the
+// MMLA_NUM_THREADS error ("" if unset or valid).
+int num_threads();
+std::string num_threads_source();
+const std::string& num_threads_env_error();
+
+// The environment error that fails every call (MMLA_ISA, MMLA_FPMATH_MODE or MMLA_NUM_THREADS), "" if none.
 std::string environment_error();
 
 // Sets the last error to "<function>: argument <position>: <reason>" and returns INVALID_ARGUMENT.

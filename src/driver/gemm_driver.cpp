@@ -83,6 +83,12 @@ std::size_t PackedBLayout::offset(std::size_t jc, std::size_t pc) const {
   return ((jc / nc) * round_up(nc, nr) * kp_total + width * (pc / kc) * round_up(kc, kr)) * kernel->elem_size;
 }
 
+std::size_t PackedBLayout::panel_offset(std::size_t j, std::size_t pc) const {
+  const std::size_t block = j / nc * nc;
+  const std::size_t kcp = round_up(std::min(kc, k - pc), static_cast<std::size_t>(kernel->kr));
+  return offset(block, pc) + (j - block) * kcp * kernel->elem_size;
+}
+
 void pack_b_whole(const PackedBLayout& l, ukernel::Elem src, const void* b, std::ptrdiff_t b_rs,
                   std::ptrdiff_t b_cs, void* dst) {
   const auto elem = static_cast<std::ptrdiff_t>(ukernel::kElemBytes[static_cast<int>(src)]);
@@ -135,8 +141,12 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
     return static_cast<std::ptrdiff_t>(i) * stride * src_elem;
   };
 
-  for (std::size_t jc = 0; jc < p.n; jc += blocking.nc) {
-    const std::size_t nc = std::min(blocking.nc, p.n - jc);
+  // A prepacked B is walked along its own NC blocks, from column b_col0 on.
+  const auto nc_at = [&](std::size_t jc) {
+    return p.b_packed != nullptr ? std::min(p.b_layout->columns_left_in_block(p.b_col0 + jc), p.n - jc)
+                                 : std::min(blocking.nc, p.n - jc);
+  };
+  for (std::size_t jc = 0, nc = nc_at(0); jc < p.n; jc += nc, nc = jc < p.n ? nc_at(jc) : 0) {
     for (std::size_t pc = 0; pc < p.k; pc += blocking.kc) {
       const std::size_t kc = std::min(blocking.kc, p.k - pc);
       const std::size_t kcp = round_up(kc, kr);
@@ -145,7 +155,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       const char* b_packed = b_buffer;
       const std::size_t n_full = nc / nr * nr;  // in-place: full panels read from B, the tail packed
       if (p.b_packed != nullptr) {
-        b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc);
+        b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->panel_offset(p.b_col0 + jc, pc);
       } else if (b_in_place) {
         if (n_full < nc)
           kernel.pack_b[src](b + off(pc, p.b_rs) + off(jc + n_full, p.b_cs), p.b_cs, p.b_rs, nc - n_full, kc,
@@ -181,8 +191,17 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   return Status::ok;
 }
 
+bool gemv_applicable(const GemmProblem& p) {
+  if ((p.m != 1 && p.n != 1) || p.src != ukernel::Elem::f32) return false;
+  const bool row = p.m == 1;
+  if (p.b_packed != nullptr)
+    return row && p.b_layout->kernel->kr == 1 && p.b_layout->kernel->elem_size == sizeof(float);
+  const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
+  return x_ls == 1 || (row ? p.n : p.m) == 1 || x_ks == 1;
+}
+
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
-  if ((p.m != 1 && p.n != 1) || p.src != ukernel::Elem::f32) return Status::not_applicable;
+  if (!gemv_applicable(p)) return Status::not_applicable;
   if (p.k == 0 || p.alpha == 0.0f) {
     scale_c(p);
     return Status::ok;
@@ -196,10 +215,7 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
   const std::ptrdiff_t v_s = row ? p.a_cs : p.b_rs;
   const std::ptrdiff_t y_s = row ? p.c_cs : p.c_rs;
   const bool packed = p.b_packed != nullptr;
-  if (packed && (!row || p.b_layout->kernel->kr != 1 || p.b_layout->kernel->elem_size != sizeof(float)))
-    return Status::not_applicable;
-  const bool axpy = packed || x_ls == 1 || len == 1;
-  if (!axpy && x_ks != 1) return Status::not_applicable;
+  const bool axpy = packed || x_ls == 1 || len == 1;  // else x_ks == 1 (gemv_applicable)
 
   // Scratch: the accumulators (len floats) and, when v is strided, a contiguous copy of it.
   const std::size_t v_floats = v_s == 1 ? 0 : p.k;
@@ -218,12 +234,12 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
     const ukernel::GemmKernel& gk = *p.b_layout->kernel;
     const std::size_t nr = static_cast<std::size_t>(gk.nr), kr = static_cast<std::size_t>(gk.kr);
     std::fill(acc, acc + len, 0.0f);
-    for (std::size_t jc = 0; jc < p.n; jc += p.b_layout->nc) {
-      const std::size_t nc = std::min(p.b_layout->nc, p.n - jc);
+    for (std::size_t jc = 0, nc; jc < p.n; jc += nc) {
+      nc = std::min(p.b_layout->columns_left_in_block(p.b_col0 + jc), p.n - jc);
       for (std::size_t pc = 0; pc < p.k; pc += p.b_layout->kc) {
         const std::size_t kc = std::min(p.b_layout->kc, p.k - pc);
-        const auto* block =
-            reinterpret_cast<const float*>(static_cast<const char*>(p.b_packed) + p.b_layout->offset(jc, pc));
+        const auto* block = reinterpret_cast<const float*>(static_cast<const char*>(p.b_packed) +
+                                                           p.b_layout->panel_offset(p.b_col0 + jc, pc));
         for (std::size_t jr = 0; jr < nc; jr += nr)
           kernel.axpy(std::min(nr, nc - jr), kc, block + jr * round_up(kc, kr),
                       static_cast<std::ptrdiff_t>(nr), v + pc, acc + jc + jr);

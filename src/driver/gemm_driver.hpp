@@ -34,6 +34,10 @@ struct PackedBLayout {
 
   std::size_t bytes() const;
   std::size_t offset(std::size_t jc, std::size_t pc) const;  // jc, pc: element offsets of the block
+  // The micro-panel of column j (a multiple of NR) in the block at depth pc.
+  std::size_t panel_offset(std::size_t j, std::size_t pc) const;
+  // Columns from j to the end of j's KC x NC block (or of B).
+  std::size_t columns_left_in_block(std::size_t j) const { return std::min((j / nc + 1) * nc, n) - j; }
 };
 
 // Packs all of B (k x n of element type src, element (p, j) at b[p * b_rs + j * b_cs]) into dst
@@ -45,7 +49,8 @@ void pack_b_whole(const PackedBLayout& layout, ukernel::Elem src, const void* b,
 // views, any transpose already folded into the strides; element (i, j) of C is at
 // c[i * c_rs + j * c_cs] (the API arranges c_cs == 1 whenever it can: kernels store rows with vector
 // stores). beta == 0 means C is written without being read. With b_packed set, B comes prepacked
-// in that layout (b, b_rs, b_cs unused) and its KC/NC override the blocking's.
+// in that layout (b, b_rs, b_cs unused), its KC/NC override the blocking's, and the problem's
+// columns start at column b_col0 of the packed B (a multiple of NR: a thread's share).
 struct GemmProblem {
   std::size_t m = 0, n = 0, k = 0;
   float alpha = 1.0f, beta = 0.0f;
@@ -57,6 +62,7 @@ struct GemmProblem {
   std::ptrdiff_t c_rs = 0, c_cs = 1;
   const void* b_packed = nullptr;
   const PackedBLayout* b_layout = nullptr;
+  std::size_t b_col0 = 0;
   ukernel::Elem src = ukernel::Elem::f32;  // element type of A and B as passed in
 };
 
@@ -67,8 +73,35 @@ enum class Status { ok, out_of_memory, not_applicable };
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 
 // The matrix-vector path for m == 1 or n == 1: streams the big operand once with a GEMV kernel.
-// Returns not_applicable (touching nothing) when neither is 1 or the big operand has no unit
-// stride; a prepacked B is streamed panel by panel.
+// Not applicable (gemv returns not_applicable, touching nothing) when neither is 1 or the big
+// operand has no unit stride; a prepacked B is streamed panel by panel.
+bool gemv_applicable(const GemmProblem& p);
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p);
+
+// --- Threads (src/driver/parallel.cpp) ---
+// A problem is split into independent parts, each solved by the single-thread driver on its own
+// packing buffers: a tm x tn grid of blocks of C (edges on MR/NR multiples), or, when C is too
+// small to share, tk slices of K whose partial products are summed into C afterwards.
+struct Partition {
+  int tm = 1, tn = 1, tk = 1;
+  int threads() const { return tm * tn * tk; }
+};
+
+// The partition of at most `threads` parts that finishes first by the cost model in parallel.cpp
+// (1 x 1 x 1 when threads would not pay).
+Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                    int threads);
+Partition plan_gemv(const GemmProblem& p, int threads);
+
+// Solve with up to `threads` threads from the pool (fewer if it is busy).
+Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                     int threads);
+Status gemv_threaded(const ukernel::GemvKernel& kernel, const GemmProblem& p, int threads);
+
+// The same with a given partition, its parts run one after another on the calling thread: tests
+// check every split against the reference with it.
+Status gemm_partitioned(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                        Partition part);
+Status gemv_partitioned(const ukernel::GemvKernel& kernel, const GemmProblem& p, Partition part);
 
 }  // namespace mmla::driver

@@ -1,0 +1,219 @@
+// Splitting one GEMM over threads. Each part is an ordinary sub-problem solved by the single-thread
+// driver with its own packing buffers, so parts share nothing but C's disjoint blocks (or, for K
+// slices, write private buffers). The cost is some packing done twice (each part packs the rows of
+// A and the columns of B it uses); the model below counts it when choosing the split.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+
+#include "driver/gemm_driver.hpp"
+#include "threading/pool.hpp"
+
+namespace mmla::driver {
+namespace {
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// Costs are in kernel multiply-adds. Packing one element costs about as much as this many of
+// them (a copy or conversion at a few elements per cycle against 32+ FMAs per cycle).
+constexpr double kPackCost = 16;
+// Starting a team and waiting for it, in multiply-adds (~5 us on one core): the price of a
+// second thread, which small problems do not recover.
+constexpr double kTeamCost = 5e5;
+// For the memory-bound GEMV, the same prices in elements of the streamed operand.
+constexpr double kGemvTeamCost = 6e4;
+// K slices are at least this deep (shallower ones only add reduction traffic), and start on
+// multiples of kKAlign (a multiple of every kernel's KR).
+constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
+
+// Part `idx` of `parts` of [0, total) in units of `align` (the last unit may be partial).
+struct Range {
+  std::size_t begin, size;
+};
+Range split(std::size_t total, int parts, int idx, std::size_t align) {
+  const std::size_t units = ceil_div(total, align);
+  const std::size_t b = units * static_cast<std::size_t>(idx) / static_cast<std::size_t>(parts) * align;
+  const std::size_t e = units * static_cast<std::size_t>(idx + 1) / static_cast<std::size_t>(parts) * align;
+  return {std::min(b, total), std::min(e, total) - std::min(b, total)};
+}
+
+// Alignment of part edges: rows and columns on the kernel's MR/NR (no partial tile inside C), a
+// prepacked B's columns on its NR (parts start at a micro-panel).
+struct Align {
+  std::size_t m, n, k;
+};
+
+// Runs the parts of `part` (thread t takes part t); K slices other than the first write to
+// private buffers that are added into C at the end.
+template <class Solve>
+Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team* team, Solve&& solve) {
+  const int parts = part.threads();
+  if (parts == 1) return solve(p);
+  const std::size_t src_elem = ukernel::kElemBytes[static_cast<int>(p.src)];
+  // K slices 1.. write m x n row-major partial products here.
+  std::unique_ptr<float, decltype(&std::free)> partial(nullptr, &std::free);
+  if (part.tk > 1) {
+    const std::size_t bytes = (static_cast<std::size_t>(part.tk) - 1) * p.m * p.n * sizeof(float);
+    partial.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    if (partial == nullptr) return Status::out_of_memory;
+  }
+  std::atomic<bool> failed{false}, oom{false};
+  const auto solve_part = [&](int t) {
+    if (t >= parts) return;  // a team larger than the partition
+    const int ik = t / (part.tm * part.tn), im = t % (part.tm * part.tn) / part.tn, in = t % part.tn;
+    const Range rm = split(p.m, part.tm, im, al.m), rn = split(p.n, part.tn, in, al.n);
+    const Range rk = split(p.k, part.tk, ik, al.k);
+    if (rm.size == 0 || rn.size == 0) return;
+    GemmProblem s = p;
+    s.m = rm.size, s.n = rn.size, s.k = rk.size;
+    const auto at = [src_elem](const void* base, std::size_t i, std::ptrdiff_t stride) {
+      return static_cast<const char*>(base) + static_cast<std::ptrdiff_t>(i) * stride *
+                                                  static_cast<std::ptrdiff_t>(src_elem);
+    };
+    s.a = at(p.a, rm.begin, p.a_rs);
+    s.a = at(s.a, rk.begin, p.a_cs);
+    if (p.b_packed != nullptr) {
+      s.b_col0 = p.b_col0 + rn.begin;  // K is never split with a prepacked B (see the planners)
+    } else {
+      s.b = at(p.b, rn.begin, p.b_cs);
+      s.b = at(s.b, rk.begin, p.b_rs);
+    }
+    if (ik == 0) {
+      s.c = p.c + static_cast<std::ptrdiff_t>(rm.begin) * p.c_rs + static_cast<std::ptrdiff_t>(rn.begin) * p.c_cs;
+    } else {
+      s.c = partial.get() + (static_cast<std::size_t>(ik) - 1) * p.m * p.n;
+      s.c_rs = static_cast<std::ptrdiff_t>(p.n), s.c_cs = 1, s.beta = 0.0f;
+    }
+    if (s.k == 0 && ik > 0) {  // an empty slice contributes zeros
+      for (std::size_t i = 0; i < p.m * p.n; ++i) s.c[i] = 0.0f;
+      return;
+    }
+    const Status st = solve(s);
+    if (st != Status::ok) (st == Status::out_of_memory ? oom : failed).store(true);
+  };
+  if (team != nullptr) {
+    team->run(solve_part);
+  } else {
+    for (int t = 0; t < parts; ++t) solve_part(t);
+  }
+  if (oom.load()) return Status::out_of_memory;
+  if (failed.load()) return Status::not_applicable;
+  for (int s = 1; s < part.tk; ++s) {
+    const float* src = partial.get() + (static_cast<std::size_t>(s) - 1) * p.m * p.n;
+    for (std::size_t i = 0; i < p.m; ++i) {
+      float* row = p.c + static_cast<std::ptrdiff_t>(i) * p.c_rs;
+      for (std::size_t j = 0; j < p.n; ++j) row[static_cast<std::ptrdiff_t>(j) * p.c_cs] += src[i * p.n + j];
+    }
+  }
+  return Status::ok;
+}
+
+Align gemm_align(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
+  const auto nr = static_cast<std::size_t>(p.b_packed ? p.b_layout->kernel->nr : kernel.nr);
+  return {static_cast<std::size_t>(kernel.mr), nr, kKAlign};
+}
+
+Align gemv_align(const GemmProblem& p) {
+  // Columns of a prepacked B split on its micro-panels; otherwise a cache line of outputs.
+  const std::size_t nr = p.b_packed != nullptr ? static_cast<std::size_t>(p.b_layout->kernel->nr) : 16;
+  return {16, nr, kKAlign};
+}
+
+bool k_split_possible(const GemmProblem& p, int parts) {
+  return p.b_packed == nullptr && p.k >= kMinKSlice * static_cast<std::size_t>(parts);
+}
+
+}  // namespace
+
+Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                    int threads) {
+  Partition best;
+  if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
+  const Align al = gemm_align(kernel, p);
+  const double k = static_cast<double>(p.k);
+  const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
+  const bool pack_b = p.b_packed == nullptr;
+  // The slowest part's time: its products plus the packing of its rows of A (once per NC block of
+  // its columns) and its columns of B.
+  const auto grid_cost = [&](int tm, int tn) {
+    const double mt = static_cast<double>(ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m);
+    const double nt = static_cast<double>(ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n);
+    const double pack = mt * k * std::ceil(nt / nc) + (pack_b ? k * nt : 0);
+    return mt * nt * k + kPackCost * pack;
+  };
+  double best_cost = grid_cost(1, 1);
+  const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
+  for (int t = 2; t <= threads; ++t) {
+    for (int tm = 1; tm <= t; ++tm) {
+      if (t % tm != 0) continue;
+      const int tn = t / tm;
+      if (static_cast<std::size_t>(tm) > tiles_m || static_cast<std::size_t>(tn) > tiles_n) continue;
+      const double cost = grid_cost(tm, tn) + kTeamCost;
+      if (cost < best_cost) best_cost = cost, best = {tm, tn, 1};
+    }
+    if (k_split_possible(p, t)) {
+      const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), tk = t;
+      const double cost = m * n * k / tk + kPackCost * (m * k / tk + k * n / tk + m * n * tk) + kTeamCost;
+      if (cost < best_cost) best_cost = cost, best = {1, 1, t};
+    }
+  }
+  return best;
+}
+
+Partition plan_gemv(const GemmProblem& p, int threads) {
+  Partition best;
+  if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
+  const Align al = gemv_align(p);
+  const bool row = p.m == 1;
+  const std::size_t len = row ? p.n : p.m, align = row ? al.n : al.m;
+  const double k = static_cast<double>(p.k);
+  double best_cost = static_cast<double>(len) * k;
+  for (int t = 2; t <= threads; ++t) {
+    if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
+      const double part = static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
+      const double cost = part * k + kGemvTeamCost;
+      if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
+    }
+    if (k_split_possible(p, t)) {
+      const double cost = static_cast<double>(len) * (k / t + t) + kGemvTeamCost;
+      if (cost < best_cost) best_cost = cost, best = {1, 1, t};
+    }
+  }
+  return best;
+}
+
+Status gemm_partitioned(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                        Partition part) {
+  return run_parts(p, part, gemm_align(kernel, p), nullptr,
+                   [&](const GemmProblem& s) { return gemm(kernel, blocking, s); });
+}
+
+Status gemv_partitioned(const ukernel::GemvKernel& kernel, const GemmProblem& p, Partition part) {
+  return run_parts(p, part, gemv_align(p), nullptr, [&](const GemmProblem& s) { return gemv(kernel, s); });
+}
+
+Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                     int threads) {
+  Partition part = plan_gemm(kernel, blocking, p, threads);
+  if (part.threads() == 1) return gemm(kernel, blocking, p);
+  threading::Team team(part.threads());
+  if (team.size() < part.threads()) part = plan_gemm(kernel, blocking, p, team.size());
+  if (part.threads() == 1) return gemm(kernel, blocking, p);
+  return run_parts(p, part, gemm_align(kernel, p), &team,
+                   [&](const GemmProblem& s) { return gemm(kernel, blocking, s); });
+}
+
+Status gemv_threaded(const ukernel::GemvKernel& kernel, const GemmProblem& p, int threads) {
+  if (!gemv_applicable(p)) return Status::not_applicable;
+  Partition part = plan_gemv(p, threads);
+  if (part.threads() == 1) return gemv(kernel, p);
+  threading::Team team(part.threads());
+  if (team.size() < part.threads()) part = plan_gemv(p, team.size());
+  if (part.threads() == 1) return gemv(kernel, p);
+  return run_parts(p, part, gemv_align(p), &team, [&](const GemmProblem& s) { return gemv(kernel, s); });
+}
+
+}  // namespace mmla::driver

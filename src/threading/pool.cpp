@@ -1,0 +1,186 @@
+#include "threading/pool.hpp"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace mmla::threading {
+namespace {
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// How long a worker keeps polling for the next job, and the caller for its team, before sleeping
+// in the kernel: long enough to cover the gap between back-to-back GEMMs of an inference step,
+// short enough that an idle pool costs nothing.
+constexpr std::chrono::microseconds kSpin{100};
+
+// Spins on `a` while it holds `old`, then blocks (futex) until it changes.
+template <class T>
+T wait_while(const std::atomic<T>& a, T old) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    const T v = a.load(std::memory_order_acquire);
+    if (v != old) return v;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
+    cpu_relax();
+  }
+  for (;;) {
+    a.wait(old, std::memory_order_acquire);
+    const T v = a.load(std::memory_order_acquire);
+    if (v != old) return v;
+  }
+}
+
+struct Job {
+  void (*call)(void*, int);
+  void* fn;
+};
+
+struct Pool;
+
+// One slot per worker, on its own cache line: the caller hands a job to exactly the workers of its
+// team, so a worker never sees a job that is not its own.
+struct alignas(64) Worker {
+  std::atomic<const Job*> job{nullptr};
+  Pool* pool = nullptr;
+  int index = 0;
+};
+
+thread_local bool t_in_team = false;
+
+void worker_main(Worker* w);
+
+struct Pool {
+  std::atomic<bool> busy{false};
+  // Team members still running the current job. It lives here, not in the job on the caller's
+  // stack: the caller may return the moment it reaches 0, while the last worker still notifies.
+  alignas(64) std::atomic<int> pending{0};
+  std::vector<std::unique_ptr<Worker>> workers;  // grown only by the holder of `busy`
+
+  // Returns false if no thread could be started (the team then stays smaller).
+  bool grow(std::size_t count) {
+    // Workers take no signals: asynchronous signals go to application threads.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool ok = true;
+    while (workers.size() < count) {
+      auto w = std::make_unique<Worker>();
+      w->pool = this;
+      w->index = static_cast<int>(workers.size()) + 1;
+      try {
+        std::thread(worker_main, w.get()).detach();
+      } catch (...) {
+        ok = false;
+        break;
+      }
+      workers.push_back(std::move(w));
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return ok;
+  }
+};
+
+void worker_main(Worker* w) {
+  t_in_team = true;  // a GEMM called from inside a job runs on this thread alone
+  for (;;) {
+    const Job* job = wait_while<const Job*>(w->job, nullptr);
+    job->call(job->fn, w->index);  // the last use of *job
+    w->job.store(nullptr, std::memory_order_relaxed);
+    if (w->pool->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->pool->pending.notify_one();
+  }
+}
+
+// The pool is never destroyed (workers are detached and may be blocked at exit); a forked child
+// abandons the parent's and makes its own.
+std::atomic<Pool*> g_pool{nullptr};
+std::mutex g_pool_mutex;  // creation; held across fork() so the child never inherits it locked
+
+Pool* pool() {
+  Pool* p = g_pool.load(std::memory_order_acquire);
+  if (p != nullptr) return p;
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  static const bool kAtFork = [] {
+    pthread_atfork([] { g_pool_mutex.lock(); }, [] { g_pool_mutex.unlock(); },
+                   [] {
+                     g_pool.store(nullptr, std::memory_order_relaxed);
+                     g_pool_mutex.unlock();
+                   });
+    return true;
+  }();
+  (void)kAtFork;
+  p = g_pool.load(std::memory_order_relaxed);
+  if (p == nullptr) {
+    p = new Pool;
+    g_pool.store(p, std::memory_order_release);
+  }
+  return p;
+}
+
+// OpenMP's omp_in_parallel, if the process has an OpenMP runtime loaded: a call from inside a
+// framework's parallel region must not add threads of its own.
+bool in_openmp_parallel() {
+  using Fn = int (*)();
+  static const Fn kFn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+  return kFn != nullptr && kFn() != 0;
+}
+
+}  // namespace
+
+bool in_team() { return t_in_team; }
+
+Team::Team(int wanted) {
+  if (wanted <= 1 || t_in_team || in_openmp_parallel()) return;
+  Pool* p = pool();
+  if (p->busy.exchange(true, std::memory_order_acquire)) return;
+  pool_ = p;
+  p->grow(static_cast<std::size_t>(wanted - 1));
+  size_ = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(wanted), p->workers.size() + 1));
+}
+
+Team::~Team() {
+  if (pool_ != nullptr) static_cast<Pool*>(pool_)->busy.store(false, std::memory_order_release);
+}
+
+void Team::run_erased(void (*call)(void*, int), void* fn) {
+  if (size_ == 1) {
+    const bool was = t_in_team;
+    t_in_team = true;
+    call(fn, 0);
+    t_in_team = was;
+    return;
+  }
+  Pool* p = static_cast<Pool*>(pool_);
+  const Job job{call, fn};
+  p->pending.store(size_ - 1, std::memory_order_relaxed);
+  for (int t = 1; t < size_; ++t) {
+    Worker& w = *p->workers[static_cast<std::size_t>(t - 1)];
+    w.job.store(&job, std::memory_order_release);
+    w.job.notify_one();
+  }
+  t_in_team = true;
+  call(fn, 0);
+  t_in_team = false;
+  for (int left = p->pending.load(std::memory_order_acquire); left != 0;) left = wait_while(p->pending, left);
+}
+
+}  // namespace mmla::threading
