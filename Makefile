@@ -3,7 +3,7 @@
 CMAKE_FLAGS ?= -Wno-deprecated
 JOBS ?= 2
 
-.PHONY: all setup build demo test test-native test-debug test-aarch64 build-aarch64 format format-check clean
+.PHONY: all setup build demo test test-native test-debug test-tsan test-aarch64 build-aarch64 format format-check clean
 
 all: build
 
@@ -18,8 +18,9 @@ build: setup
 demo: build
 	./build/release/bench/mmla-bench --quick --check
 
-# Every test: format, native release, native ASan+UBSan, aarch64 under qemu on three CPU models.
-test: setup format-check test-native test-debug test-aarch64
+# Every test: format, native release, native ASan+UBSan, ThreadSanitizer (threading, driver and
+# API suites), aarch64 under qemu on three CPU models.
+test: setup format-check test-native test-debug test-tsan test-aarch64
 
 test-native: build
 	ctest --preset release -j $(JOBS)
@@ -28,6 +29,11 @@ test-debug: setup
 	cmake --preset debug $(CMAKE_FLAGS) >/dev/null
 	cmake --build --preset debug -j $(JOBS)
 	ctest --preset debug -j $(JOBS)
+
+test-tsan: setup
+	cmake --preset tsan $(CMAKE_FLAGS) >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	ctest --preset tsan -j $(JOBS)
 
 build-aarch64: setup
 	cmake --preset aarch64 $(CMAKE_FLAGS) >/dev/null

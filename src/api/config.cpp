@@ -95,7 +95,9 @@ extern "C" MMLA_API const char* mmla_get_config(void) {
   const mmla_fpmath_mode mode = mmla::api::fpmath_mode();
   thread_local std::string report;
   report =
-      kReport + "fp-math mode: " + (mode == MMLA_FPMATH_BF16 ? "bf16" : "strict") +
+      kReport + "threads: " + std::to_string(mmla::api::num_threads()) + " (" +
+      mmla::api::num_threads_source() + ")\n" +
+      "fp-math mode: " + (mode == MMLA_FPMATH_BF16 ? "bf16" : "strict") +
       " on this thread (MMLA_FPMATH_MODE, mmla_set_fpmath_mode, mmla_set_thread_fpmath_mode)\n" +
       (mmla::api::bf16_hardware()
            ? std::string("  bf16 GEMM and fast math run on ") +

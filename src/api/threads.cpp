@@ -61,9 +61,9 @@ extern "C" {
 MMLA_API mmla_status mmla_set_num_threads(int n) {
   mmla::api::clear_error();
   if (n < 0)
-    return mmla::api::fail(MMLA_STATUS_INVALID_ARGUMENT,
-                           "mmla_set_num_threads: argument 1: " + std::to_string(n) +
-                               " is negative (0 restores the default)");
+    return mmla::api::fail(
+        MMLA_STATUS_INVALID_ARGUMENT,
+        "mmla_set_num_threads: argument 1: " + std::to_string(n) + " is negative (0 restores the default)");
   mmla::api::g_requested.store(n, std::memory_order_relaxed);
   return MMLA_STATUS_SUCCESS;
 }

@@ -52,6 +52,7 @@ template <class Solve>
 Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team* team, Solve&& solve) {
   const int parts = part.threads();
   if (parts == 1) return solve(p);
+  if (part.tk > 1 && p.b_packed != nullptr) return Status::not_applicable;  // its blocks fix K's split
   const std::size_t src_elem = ukernel::kElemBytes[static_cast<int>(p.src)];
   // K slices 1.. write m x n row-major partial products here.
   std::unique_ptr<float, decltype(&std::free)> partial(nullptr, &std::free);
@@ -70,8 +71,8 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
     GemmProblem s = p;
     s.m = rm.size, s.n = rn.size, s.k = rk.size;
     const auto at = [src_elem](const void* base, std::size_t i, std::ptrdiff_t stride) {
-      return static_cast<const char*>(base) + static_cast<std::ptrdiff_t>(i) * stride *
-                                                  static_cast<std::ptrdiff_t>(src_elem);
+      return static_cast<const char*>(base) +
+             static_cast<std::ptrdiff_t>(i) * stride * static_cast<std::ptrdiff_t>(src_elem);
     };
     s.a = at(p.a, rm.begin, p.a_rs);
     s.a = at(s.a, rk.begin, p.a_cs);
@@ -82,13 +83,14 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
       s.b = at(s.b, rk.begin, p.b_rs);
     }
     if (ik == 0) {
-      s.c = p.c + static_cast<std::ptrdiff_t>(rm.begin) * p.c_rs + static_cast<std::ptrdiff_t>(rn.begin) * p.c_cs;
+      s.c = p.c + static_cast<std::ptrdiff_t>(rm.begin) * p.c_rs +
+            static_cast<std::ptrdiff_t>(rn.begin) * p.c_cs;
     } else {
-      s.c = partial.get() + (static_cast<std::size_t>(ik) - 1) * p.m * p.n;
+      s.c = partial.get() + (static_cast<std::size_t>(ik) - 1) * p.m * p.n + rm.begin * p.n + rn.begin;
       s.c_rs = static_cast<std::ptrdiff_t>(p.n), s.c_cs = 1, s.beta = 0.0f;
     }
     if (s.k == 0 && ik > 0) {  // an empty slice contributes zeros
-      for (std::size_t i = 0; i < p.m * p.n; ++i) s.c[i] = 0.0f;
+      for (std::size_t i = 0; i < s.m; ++i) std::fill(s.c + i * p.n, s.c + i * p.n + s.n, 0.0f);
       return;
     }
     const Status st = solve(s);
@@ -111,15 +113,21 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
   return Status::ok;
 }
 
+// Where a prepacked B's columns may be split: at micro-panel starts, which are multiples of NR
+// when its NC is (as blocking_for makes it), else only at NC block starts.
+std::size_t packed_column_align(const PackedBLayout& l) {
+  const auto nr = static_cast<std::size_t>(l.kernel->nr);
+  return l.nc % nr == 0 ? nr : l.nc;
+}
+
 Align gemm_align(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
-  const auto nr = static_cast<std::size_t>(p.b_packed ? p.b_layout->kernel->nr : kernel.nr);
-  return {static_cast<std::size_t>(kernel.mr), nr, kKAlign};
+  const std::size_t n = p.b_packed ? packed_column_align(*p.b_layout) : static_cast<std::size_t>(kernel.nr);
+  return {static_cast<std::size_t>(kernel.mr), n, kKAlign};
 }
 
 Align gemv_align(const GemmProblem& p) {
-  // Columns of a prepacked B split on its micro-panels; otherwise a cache line of outputs.
-  const std::size_t nr = p.b_packed != nullptr ? static_cast<std::size_t>(p.b_layout->kernel->nr) : 16;
-  return {16, nr, kKAlign};
+  // Otherwise a cache line of outputs per part.
+  return {16, p.b_packed != nullptr ? packed_column_align(*p.b_layout) : 16, kKAlign};
 }
 
 bool k_split_possible(const GemmProblem& p, int parts) {
@@ -154,9 +162,10 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
       const double cost = grid_cost(tm, tn) + kTeamCost;
       if (cost < best_cost) best_cost = cost, best = {tm, tn, 1};
     }
-    if (k_split_possible(p, t)) {
-      const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), tk = t;
-      const double cost = m * n * k / tk + kPackCost * (m * k / tk + k * n / tk + m * n * tk) + kTeamCost;
+    // K slices only when C has fewer tiles than threads: they cost a reduction and buffers.
+    if (tiles_m * tiles_n < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
+      const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
+      const double cost = m * n * k / t + kPackCost * (m * k / t + k * n / t + m * n * t) + kTeamCost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }
@@ -173,11 +182,12 @@ Partition plan_gemv(const GemmProblem& p, int threads) {
   double best_cost = static_cast<double>(len) * k;
   for (int t = 2; t <= threads; ++t) {
     if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
-      const double part = static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
+      const double part =
+          static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
       const double cost = part * k + kGemvTeamCost;
       if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
     }
-    if (k_split_possible(p, t)) {
+    if (ceil_div(len, align) < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
       const double cost = static_cast<double>(len) * (k / t + t) + kGemvTeamCost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }

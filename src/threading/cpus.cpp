@@ -77,7 +77,8 @@ double cgroup_cpu_quota(const std::string& proc_self_cgroup, const std::string& 
     if (!cpu) continue;
     // v1 mounts the cpu controller as cpu/ or, joined with cpuacct, as cpu,cpuacct/.
     for (const char* mount : {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu"})
-      for (const std::string& p : self_and_ancestors(path)) quota = tighter(quota, v1_quota(root + mount + p));
+      for (const std::string& p : self_and_ancestors(path))
+        quota = tighter(quota, v1_quota(root + mount + p));
   }
   return quota;
 }

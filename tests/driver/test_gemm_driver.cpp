@@ -2,6 +2,7 @@
 // every MC/KC/NC and MR/NR edge; operands in every stride pattern the API layer produces.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -21,8 +22,10 @@ struct Case {
   std::int64_t m, n, k;
   bool a_row_major, b_row_major;
   float alpha, beta;
-  bool c_row_major = true;  // false: C column-major (the kernels' strided-store path)
-  bool prepack_b = false;   // B packed whole beforehand (the prepacked-weights path)
+  bool c_row_major = true;   // false: C column-major (the kernels' strided-store path)
+  bool prepack_b = false;    // B packed whole beforehand (the prepacked-weights path)
+  driver::Partition part{};  // split into parts as threads would (run here one after another)
+  int threads = 0;           // > 0: through gemm_threaded with this many threads instead
 };
 
 // A bf16 kernel fed fp32 (fast math) rounds each input to bf16 first: relative error 2^-8 in each
@@ -55,7 +58,10 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   } else {
     p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
   }
-  ASSERT_EQ(driver::gemm(kn, blk, p), driver::Status::ok);
+  if (cs.threads > 0)
+    ASSERT_EQ(driver::gemm_threaded(kn, blk, p, cs.threads), driver::Status::ok);
+  else
+    ASSERT_EQ(driver::gemm_partitioned(kn, blk, p, cs.part), driver::Status::ok);
 
   const Reference r = reference_gemm(
       cs.m, cs.n, cs.k, cs.alpha, [&](std::int64_t i, std::int64_t q) { return a.at(i, q); },
@@ -67,7 +73,8 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
       << " alpha=" << cs.alpha << " beta=" << cs.beta << " c_row_major=" << cs.c_row_major
-      << " prepack_b=" << cs.prepack_b;
+      << " prepack_b=" << cs.prepack_b << " partition " << cs.part.tm << "x" << cs.part.tn << "x"
+      << cs.part.tk << " threads=" << cs.threads;
   for (std::int64_t i = 0; i < cs.m + 2; ++i)
     for (std::int64_t j = 0; j < cs.n + 3; ++j) {
       if (i < cs.m && j < cs.n) continue;
@@ -176,6 +183,78 @@ TEST_P(Driver, PackedLayoutOffsetsTileTheBuffer) {
   }
 }
 
+// Every way of splitting a problem over threads, with edges inside tiles, blocks and packed panels.
+TEST_P(Driver, EveryPartitionMatchesTheReference) {
+  const GemmKernel& kn = *GetParam();
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  const driver::Blocking blk{static_cast<std::size_t>(2 * mr + 1), 24, static_cast<std::size_t>(2 * nr + 3)};
+  for (int tm = 1; tm <= 3; ++tm)
+    for (int tn = 1; tn <= 3; ++tn)
+      for (int tk = 1; tk <= 3; ++tk)
+        for (bool prepack : {false, true}) {
+          if (prepack && tk > 1) continue;  // a prepacked B is never split along K (see below)
+          Case cs{3 * mr + 2, 4 * nr + 1, 150, true, !prepack, -1.5f, tk > 1 ? 0.5f : 0.0f};
+          cs.prepack_b = prepack, cs.part = {tm, tn, tk};
+          run_case(kn, blk, cs);
+          // Fewer rows or columns than parts: some parts are empty.
+          Case thin{1, 2, 130, false, true, 1.0f, 1.0f};
+          thin.prepack_b = prepack, thin.part = {tm, tn, tk};
+          run_case(kn, blk, thin);
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST_P(Driver, PrepackedBIsNotSplitAlongK) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
+  std::vector<float> a(4 * 600, 1.0f), b(600 * 4, 1.0f), c(16, 3.0f);
+  driver::PackedBLayout layout{&kn, 600, 4, blk.kc, blk.nc};
+  std::vector<char> packed(layout.bytes());
+  driver::pack_b_whole(layout, ukernel::Elem::f32, b.data(), 4, 1, packed.data());
+  driver::GemmProblem p;
+  p.m = 4, p.n = 4, p.k = 600, p.a = a.data(), p.a_rs = 600, p.a_cs = 1;
+  p.b_packed = packed.data(), p.b_layout = &layout, p.c = c.data(), p.c_rs = 4, p.c_cs = 1;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 8).tk, 1);
+  EXPECT_EQ(driver::gemm_partitioned(kn, blk, p, {1, 1, 2}), driver::Status::not_applicable);
+  for (float v : c) EXPECT_EQ(v, 3.0f);
+}
+
+// Through the pool: more threads than this machine has CPUs are fine for correctness.
+TEST_P(Driver, ThreadedMatchesTheReference) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking dflt = driver::blocking_for(kn, cpu::info().caches);
+  for (int threads : {2, 3})
+    for (bool prepack : {false, true}) {
+      Case big{300, 260, 200, true, true, 1.0f, 0.0f};
+      big.prepack_b = prepack, big.threads = threads;
+      run_case(kn, dflt, big);
+      Case deep{3, 5, 3000, false, true, 0.5f, 2.0f};  // C too small to share: K slices
+      deep.prepack_b = prepack, deep.threads = threads;
+      run_case(kn, dflt, deep);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.b_rs = 1, p.b_cs = 1;
+  const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads) {
+    p.m = m, p.n = n, p.k = k;
+    return driver::plan_gemm(kn, blk, p, threads);
+  };
+  EXPECT_EQ(plan(1024, 1024, 1024, 1).threads(), 1);
+  EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 2);
+  EXPECT_EQ(plan(1024, 1024, 1024, 4).threads(), 4);
+  EXPECT_EQ(plan(8, 3072, 768, 2).tn, 2);    // skinny: split the columns
+  EXPECT_EQ(plan(4096, 8, 768, 2).tm, 2);    // tall: split the rows
+  EXPECT_EQ(plan(4, 4, 100000, 2).tk, 2);    // tiny C, deep K: split K
+  EXPECT_EQ(plan(8, 8, 8, 2).threads(), 1);  // too small to pay for a second thread
+  p.alpha = 0.0f;
+  EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
+}
+
 TEST_P(Driver, DefaultBlockingIsSane) {
   const GemmKernel& kn = *GetParam();
   const driver::Blocking b = driver::blocking_for(kn, cpu::info().caches);
@@ -218,7 +297,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, Driver, ::testing::ValuesIn(usable_kernels())
 class DriverGemv : public ::testing::TestWithParam<const ukernel::GemvKernel*> {};
 
 void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n, std::int64_t k, bool a_row,
-                   bool b_row, bool c_row, float alpha, float beta, bool prepack) {
+                   bool b_row, bool c_row, float alpha, float beta, bool prepack,
+                   driver::Partition part = {}) {
   const auto seed = static_cast<std::uint32_t>(m * 31 + n * 7 + k);
   const Strided a = make_matrix(m, k, a_row, 2, seed), b = make_matrix(k, n, b_row, 3, seed + 1);
   Strided c = make_matrix(m + 1, n + 2, c_row, 0, seed + 2);
@@ -242,7 +322,7 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
   } else {
     p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
   }
-  const driver::Status st = driver::gemv(gk, p);
+  const driver::Status st = part.threads() == 1 ? driver::gemv(gk, p) : driver::gemv_partitioned(gk, p, part);
   // Strided X (neither stride 1) is not for the GEMV path; everything else must be taken.
   const bool x_unit =
       m == 1 ? (prepack || b.cs == 1 || b.rs == 1 || n == 1) : (a.rs == 1 || a.cs == 1 || m == 1);
@@ -258,7 +338,8 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
   ASSERT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, 1)))
       << gk.name << " " << m << "x" << n << "x" << k << " a_row=" << a_row << " b_row=" << b_row
-      << " c_row=" << c_row << " prepack=" << prepack;
+      << " c_row=" << c_row << " prepack=" << prepack << " partition " << part.tm << "x" << part.tn << "x"
+      << part.tk;
   for (std::int64_t i = 0; i < m + 1; ++i)
     for (std::int64_t j = 0; j < n + 2; ++j) {
       if (i < m && j < n) continue;
@@ -280,6 +361,54 @@ TEST_P(DriverGemv, EveryLayout) {
             run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, 0.5f, 2.0f, prepack);
             if (HasFatalFailure()) return;
           }
+}
+
+TEST_P(DriverGemv, EveryPartition) {
+  if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
+  const std::int64_t shapes[][3] = {{1, 70, 300}, {1, 5, 290}, {53, 1, 300}};
+  for (const auto& s : shapes)
+    for (int parts = 2; parts <= 3; ++parts)
+      for (int axis = 0; axis < 3; ++axis)
+        for (bool prepack : {false, true}) {
+          if (prepack && (axis == 2 || s[0] != 1)) continue;  // prepacked: m == 1, never split along K
+          const driver::Partition part =
+              axis == 0 ? driver::Partition{parts, 1, 1}
+                        : (axis == 1 ? driver::Partition{1, parts, 1} : driver::Partition{1, 1, parts});
+          for (bool b_row : {true, false}) {
+            run_gemv_case(*GetParam(), s[0], s[1], s[2], true, b_row, true, 0.5f, 2.0f, prepack, part);
+            run_gemv_case(*GetParam(), s[0], s[1], s[2], false, b_row, false, -1.0f, 0.0f, prepack, part);
+          }
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST_P(DriverGemv, ThreadedAndPlanned) {
+  if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.m = 1, p.n = 4096, p.k = 4096;
+  EXPECT_EQ(driver::plan_gemv(p, 2).tn, 2);
+  p.n = 8, p.k = 1000000;
+  EXPECT_EQ(driver::plan_gemv(p, 2).tk, 2);
+  p.n = 16, p.k = 16;
+  EXPECT_EQ(driver::plan_gemv(p, 2).threads(), 1);
+  // Through the pool: a row and a column vector.
+  for (const auto& s :
+       {std::array<std::int64_t, 3>{1, 3000, 700}, std::array<std::int64_t, 3>{2900, 1, 800}}) {
+    const Strided a = make_matrix(s[0], s[2], true, 0, 5), b = make_matrix(s[2], s[1], true, 0, 6);
+    Strided c = make_matrix(s[0], s[1], true, 0, 7);
+    driver::GemmProblem q;
+    q.m = static_cast<std::size_t>(s[0]), q.n = static_cast<std::size_t>(s[1]),
+    q.k = static_cast<std::size_t>(s[2]);
+    q.alpha = 1.0f, q.beta = 0.0f, q.a = a.data.data(), q.a_rs = a.rs, q.a_cs = a.cs;
+    q.b = b.data.data(), q.b_rs = b.rs, q.b_cs = b.cs, q.c = c.data.data(), q.c_rs = c.rs, q.c_cs = c.cs;
+    ASSERT_EQ(driver::gemv_threaded(*GetParam(), q, 2), driver::Status::ok);
+    const Reference r = reference_gemm(
+        s[0], s[1], s[2], 1.0f, [&](std::int64_t i, std::int64_t t) { return a.at(i, t); },
+        [&](std::int64_t t, std::int64_t j) { return b.at(t, j); }, 0.0f,
+        [](std::int64_t, std::int64_t) { return 0.0f; });
+    ASSERT_TRUE(matches(
+        r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(s[2], 1)));
+  }
 }
 
 TEST_P(DriverGemv, NotForGeneralShapes) {

@@ -1,0 +1,153 @@
+// The thread pool (teams, nesting, concurrent callers) and the CPU budget (affinity, cgroup quota).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "threading/cpus.hpp"
+#include "threading/pool.hpp"
+
+namespace mmla::test {
+namespace {
+
+using threading::Team;
+
+TEST(Pool, EveryMemberRunsOnceOnItsOwnThread) {
+  for (int wanted : {1, 2, 3, 5}) {
+    for (int round = 0; round < 20; ++round) {  // the same workers, reused
+      Team team(wanted);
+      ASSERT_GE(team.size(), 1);
+      ASSERT_LE(team.size(), wanted);
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(team.size()));
+      std::vector<std::thread::id> ids(static_cast<std::size_t>(team.size()));
+      team.run([&](int t) {
+        runs[static_cast<std::size_t>(t)].fetch_add(1);
+        ids[static_cast<std::size_t>(t)] = std::this_thread::get_id();
+        EXPECT_TRUE(threading::in_team());
+      });
+      for (int t = 0; t < team.size(); ++t) {
+        EXPECT_EQ(runs[static_cast<std::size_t>(t)].load(), 1) << "member " << t;
+        for (int u = 0; u < t; ++u) EXPECT_NE(ids[static_cast<std::size_t>(t)], ids[static_cast<std::size_t>(u)]);
+      }
+      EXPECT_EQ(ids[0], std::this_thread::get_id()) << "member 0 is the caller";
+      EXPECT_FALSE(threading::in_team());
+    }
+  }
+}
+
+TEST(Pool, AFreePoolGivesTheWholeTeam) {
+  Team team(3);
+  EXPECT_EQ(team.size(), 3);
+}
+
+TEST(Pool, NestedTeamsRunAlone) {
+  Team outer(2);
+  ASSERT_EQ(outer.size(), 2);
+  std::atomic<int> inner_sizes{0}, inner_runs{0};
+  outer.run([&](int) {
+    Team inner(4);  // from the caller (inside run) and from a worker: both alone, no deadlock
+    inner_sizes.fetch_add(inner.size());
+    inner.run([&](int) { inner_runs.fetch_add(1); });
+  });
+  EXPECT_EQ(inner_sizes.load(), 2);
+  EXPECT_EQ(inner_runs.load(), 2);
+}
+
+TEST(Pool, ConcurrentCallersNeverWaitForEachOther) {
+  // 8 application threads ask for teams at once: at most one holds the pool, the rest run alone,
+  // every job runs exactly its team's size times.
+  std::atomic<int> holders{0}, max_holders{0}, total{0}, expected{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      for (int r = 0; r < 200; ++r) {
+        Team team(2);
+        if (team.size() > 1) {
+          const int h = holders.fetch_add(1) + 1;
+          int m = max_holders.load();
+          while (h > m && !max_holders.compare_exchange_weak(m, h)) {
+          }
+        }
+        expected.fetch_add(team.size());
+        team.run([&](int) { total.fetch_add(1); });
+        if (team.size() > 1) holders.fetch_sub(1);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(total.load(), expected.load());
+  EXPECT_LE(max_holders.load(), 1);
+}
+
+TEST(CpuBudget, IsTheSmallerOfAffinityAndQuota) {
+  const threading::CpuBudget& b = threading::cpu_budget();
+  EXPECT_GE(b.count, 1);
+  EXPECT_LE(b.count, b.affinity);
+  if (b.quota > 0) {
+    EXPECT_LE(b.count, static_cast<int>(b.quota) + 1);
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  EXPECT_LE(b.affinity, online);
+  // Set by the ctest entry that runs this suite under `taskset -c 0`.
+  if (const char* e = std::getenv("MMLA_TEST_EXPECT_CPUS")) {
+    EXPECT_EQ(b.count, std::atoi(e)) << b.describe;
+  }
+}
+
+// A fake cgroup tree in a temporary directory.
+class FakeCgroup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("mmla-cgroup-" + std::to_string(getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void write(const std::string& rel, const std::string& text) {
+    const auto path = root_ / rel;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+  double quota(const std::string& proc_self_cgroup) {
+    return threading::cgroup_cpu_quota(proc_self_cgroup, root_.string());
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(FakeCgroup, V2TakesTheTightestAncestor) {
+  write("cpu.max", "max 100000\n");
+  write("a/cpu.max", "300000 100000\n");
+  write("a/b/cpu.max", "max 100000\n");
+  EXPECT_DOUBLE_EQ(quota("0::/a/b\n"), 3.0);
+  write("a/b/cpu.max", "150000 100000\n");
+  EXPECT_DOUBLE_EQ(quota("0::/a/b\n"), 1.5);
+  EXPECT_DOUBLE_EQ(quota("0::/\n"), 0.0);  // the root says max
+  write("cpu.max", "50000 100000\n");
+  EXPECT_DOUBLE_EQ(quota("0::/\n"), 0.5);
+}
+
+TEST_F(FakeCgroup, V1CpuController) {
+  write("cpu,cpuacct/docker/x/cpu.cfs_quota_us", "200000\n");
+  write("cpu,cpuacct/docker/x/cpu.cfs_period_us", "100000\n");
+  write("cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+  write("cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+  EXPECT_DOUBLE_EQ(quota("4:memory:/docker/x\n3:cpu,cpuacct:/docker/x\n"), 2.0);
+  EXPECT_DOUBLE_EQ(quota("3:cpu,cpuacct:/\n"), 0.0);
+}
+
+TEST_F(FakeCgroup, MissingOrMalformedFilesMeanNoQuota) {
+  EXPECT_DOUBLE_EQ(quota("0::/nowhere\n"), 0.0);
+  write("x/cpu.max", "garbage\n");
+  EXPECT_DOUBLE_EQ(quota("0::/x\n"), 0.0);
+  EXPECT_DOUBLE_EQ(quota("not a cgroup line\n"), 0.0);
+  EXPECT_DOUBLE_EQ(quota(""), 0.0);
+}
+
+}  // namespace
+}  // namespace mmla::test
