@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace mmla_bench {
 
@@ -162,6 +163,42 @@ class MmlaFastMathLib final : public GemmLib {
   }
 };
 
+// Another mmla column on one thread (mmla_set_num_threads(1) around each call, the default
+// restored after it): the baseline of the thread-scaling ratios, measured in the same run.
+class OneThreadRunner final : public GemmRunner {
+ public:
+  explicit OneThreadRunner(std::unique_ptr<GemmRunner> inner) : inner_(std::move(inner)) {}
+  void run() override {
+    mmla_set_num_threads(1);
+    try {
+      inner_->run();
+    } catch (...) {
+      mmla_set_num_threads(0);
+      throw;
+    }
+    mmla_set_num_threads(0);
+  }
+  std::string impl() const override { return inner_->impl(); }
+
+ private:
+  std::unique_ptr<GemmRunner> inner_;
+};
+
+class OneThreadLib final : public GemmLib {
+ public:
+  explicit OneThreadLib(std::unique_ptr<GemmLib> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name() + ":1t"; }
+  Arith arith() const override { return inner_->arith(); }
+  bool prepacked() const override { return inner_->prepacked(); }
+  std::string info() const override { return inner_->info() + " on 1 thread"; }
+  std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
+    return std::make_unique<OneThreadRunner>(inner_->prepare(p, c));
+  }
+
+ private:
+  std::unique_ptr<GemmLib> inner_;
+};
+
 }  // namespace
 
 void add_mmla_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* search) {
@@ -169,6 +206,9 @@ void add_mmla_libs(std::vector<std::unique_ptr<GemmLib>>* libs, LibSearch* searc
   if (search->wants("mmla:packed")) libs->push_back(std::make_unique<MmlaPackedLib>());
   if (search->wants("mmla:bf16")) libs->push_back(std::make_unique<MmlaBf16Lib>());
   if (search->wants("mmla:fastmath")) libs->push_back(std::make_unique<MmlaFastMathLib>());
+  if (search->wants("mmla:1t")) libs->push_back(std::make_unique<OneThreadLib>(std::make_unique<MmlaLib>()));
+  if (search->wants("mmla:bf16:1t"))
+    libs->push_back(std::make_unique<OneThreadLib>(std::make_unique<MmlaBf16Lib>()));
 }
 
 }  // namespace mmla_bench

@@ -97,7 +97,8 @@ const char kUsage[] =
     "order rotated each round, until every library has both --reps runs and --min-time seconds.\n"
     "GFLOPS = 2*M*N*K / median time. mmla/best = mmla / best other plain-B fp32 column;\n"
     "packed/best = mmla:packed / best other fp32 column of any kind; bf16/best = mmla:bf16 / best\n"
-    "other bf16 column; fast/strict = mmla:fastmath / mmla; %peak = mmla / (fp32 peak * threads).\n"
+    "other bf16 column; fast/strict = mmla:fastmath / mmla; %peak = mmla / (fp32 peak * threads);\n"
+    "nT/1T = mmla / mmla:1t and bf16nT/1T = mmla:bf16 / mmla:bf16:1t (the same call on one thread).\n"
     "Compare numbers within one run only: see docs/benchmarking.md.\n";
 
 // An error in what the user gave us: the message is printed, plus the usage for command-line errors.
@@ -226,6 +227,8 @@ void parse_libs(const std::string& list, Options* opt) {
                                                                {"mmla:sb", "mmla:bf16"},
                                                                {"mmla:fastmath", "mmla:fastmath"},
                                                                {"mmla:fast", "mmla:fastmath"},
+                                                               {"mmla:1t", "mmla:1t"},
+                                                               {"mmla:bf16:1t", "mmla:bf16:1t"},
                                                                {"openblas", "OpenBLAS"},
                                                                {"openblas:sb", "OpenBLAS:sb"},
                                                                {"openblas:bf16", "OpenBLAS:sb"},
@@ -269,7 +272,8 @@ void parse_libs(const std::string& list, Options* opt) {
     if (it == std::end(kNames))
       throw UsageError{"mmla-bench: --libs: unknown library '" + name +
                            "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, mmla:bf16, "
-                           "mmla:fastmath, openblas:sb, onednn:bf16, onednn:bf16pb, fp32, bf16, all)",
+                           "mmla:fastmath, mmla:1t, mmla:bf16:1t, openblas:sb, onednn:bf16, onednn:bf16pb, "
+                           "fp32, bf16, all)",
                        true};
     add(it->second);
     if (std::find(required.begin(), required.end(), it->second) == required.end())
@@ -628,14 +632,17 @@ const char* arith_name(Arith a) {
 struct Derived {
   const LibResult* mmla = nullptr;
   const LibResult* packed = nullptr;
-  const LibResult* bf16 = nullptr;        // mmla:bf16
-  const LibResult* fastmath = nullptr;    // mmla:fastmath
-  const LibResult* best_plain = nullptr;  // fastest other fp32 library with B given plain
-  const LibResult* best_any = nullptr;    // fastest other fp32 library of any kind (prepacked too)
-  const LibResult* best_bf16 = nullptr;   // fastest other bf16 library of any kind
+  const LibResult* bf16 = nullptr;             // mmla:bf16
+  const LibResult* fastmath = nullptr;         // mmla:fastmath
+  const LibResult* one_thread = nullptr;       // mmla:1t
+  const LibResult* bf16_one_thread = nullptr;  // mmla:bf16:1t
+  const LibResult* best_plain = nullptr;       // fastest other fp32 library with B given plain
+  const LibResult* best_any = nullptr;         // fastest other fp32 library of any kind (prepacked too)
+  const LibResult* best_bf16 = nullptr;        // fastest other bf16 library of any kind
   double mmla_over_best = NAN, packed_over_best = NAN, bf16_over_best = NAN, fast_over_strict = NAN;
   double pct_peak = NAN, pct_peak_packed = NAN, pct_bf16_peak = NAN;
-  double m1_bound = NAN;  // M = 1: the GFLOPS that reading B allows
+  double scaling = NAN, bf16_scaling = NAN;  // mmla / mmla:1t, mmla:bf16 / mmla:bf16:1t
+  double m1_bound = NAN;                     // M = 1: the GFLOPS that reading B allows
   double pct_m1_bound = NAN;
 };
 
@@ -650,6 +657,8 @@ Derived derive(const Result& r, double peak_gflops, double bf16_peak_gflops) {
     if (l.name == "mmla:packed") d.packed = &l;
     if (l.name == "mmla:bf16") d.bf16 = &l;
     if (l.name == "mmla:fastmath") d.fastmath = &l;
+    if (l.name == "mmla:1t") d.one_thread = &l;
+    if (l.name == "mmla:bf16:1t") d.bf16_one_thread = &l;
     if (is_mmla(l.name)) continue;
     if (l.arith == Arith::kFp32) {
       if (!l.prepacked && faster(d.best_plain, l)) d.best_plain = &l;
@@ -663,6 +672,8 @@ Derived derive(const Result& r, double peak_gflops, double bf16_peak_gflops) {
   if (d.packed && d.best_any) d.packed_over_best = d.best_any->median_s / d.packed->median_s;
   if (d.bf16 && d.best_bf16) d.bf16_over_best = d.best_bf16->median_s / d.bf16->median_s;
   if (d.fastmath && d.mmla) d.fast_over_strict = d.mmla->median_s / d.fastmath->median_s;
+  if (d.one_thread && d.mmla) d.scaling = d.one_thread->median_s / d.mmla->median_s;
+  if (d.bf16_one_thread && d.bf16) d.bf16_scaling = d.bf16_one_thread->median_s / d.bf16->median_s;
   if (peak_gflops > 0) {
     if (d.mmla) d.pct_peak = 100 * gflops(s, d.mmla->median_s) / peak_gflops;
     if (d.packed) d.pct_peak_packed = 100 * gflops(s, d.packed->median_s) / peak_gflops;
@@ -681,13 +692,14 @@ struct Columns {
   std::vector<std::string> libs;
   std::vector<int> widths;
   bool mmla_over_best = false, packed_over_best = false, bf16_over_best = false, fast_over_strict = false;
+  bool scaling = false, bf16_scaling = false;
   bool pct_peak = false, pct_bf16_peak = false, m1_bound = false, check = false;
 };
 
 Columns table_columns(const std::vector<std::unique_ptr<GemmLib>>& libs, const Options& opt,
                       double peak_gflops, double bf16_peak_gflops, const PeakReport* peak) {
   Columns c;
-  bool mmla = false, packed = false, bf16 = false, fastmath = false;
+  bool mmla = false, packed = false, bf16 = false, fastmath = false, one = false, bf16_one = false;
   bool other_plain = false, other = false, other_bf16 = false;
   for (const auto& l : libs) {
     const std::string name = l->name();
@@ -697,6 +709,8 @@ Columns table_columns(const std::vector<std::unique_ptr<GemmLib>>& libs, const O
     packed |= name == "mmla:packed";
     bf16 |= name == "mmla:bf16";
     fastmath |= name == "mmla:fastmath";
+    one |= name == "mmla:1t";
+    bf16_one |= name == "mmla:bf16:1t";
     if (is_mmla(name)) continue;
     if (l->arith() == Arith::kFp32) other = true, other_plain |= !l->prepacked();
     if (l->arith() == Arith::kBf16) other_bf16 = true;
@@ -705,6 +719,8 @@ Columns table_columns(const std::vector<std::unique_ptr<GemmLib>>& libs, const O
   c.packed_over_best = packed && other;
   c.bf16_over_best = bf16 && other_bf16;
   c.fast_over_strict = fastmath && mmla;
+  c.scaling = one && mmla;
+  c.bf16_scaling = bf16_one && bf16;
   c.pct_peak = (mmla || packed) && peak_gflops > 0;
   c.pct_bf16_peak = bf16 && bf16_peak_gflops > 0;
   bool any_m1 = false;
@@ -721,6 +737,8 @@ void print_header(std::FILE* out, const Columns& c) {
   if (c.packed_over_best) std::fprintf(out, " %11s", "packed/best");
   if (c.bf16_over_best) std::fprintf(out, " %9s", "bf16/best");
   if (c.fast_over_strict) std::fprintf(out, " %11s", "fast/strict");
+  if (c.scaling) std::fprintf(out, " %7s", "nT/1T");
+  if (c.bf16_scaling) std::fprintf(out, " %9s", "bf16nT/1T");
   if (c.pct_peak) std::fprintf(out, " %6s", "%peak");
   if (c.pct_bf16_peak) std::fprintf(out, " %7s", "%bf16pk");
   if (c.m1_bound) std::fprintf(out, " %12s", "M=1 bound");
@@ -743,6 +761,8 @@ void print_row(std::FILE* out, const Columns& c, const Result& r, const Derived&
   if (c.packed_over_best) std::fprintf(out, " %11s", fixed(d.packed_over_best, "%.2f").c_str());
   if (c.bf16_over_best) std::fprintf(out, " %9s", fixed(d.bf16_over_best, "%.2f").c_str());
   if (c.fast_over_strict) std::fprintf(out, " %11s", fixed(d.fast_over_strict, "%.2f").c_str());
+  if (c.scaling) std::fprintf(out, " %7s", fixed(d.scaling, "%.2f").c_str());
+  if (c.bf16_scaling) std::fprintf(out, " %9s", fixed(d.bf16_scaling, "%.2f").c_str());
   if (c.pct_peak) std::fprintf(out, " %6s", fixed(d.pct_peak, "%.1f%%").c_str());
   if (c.pct_bf16_peak) std::fprintf(out, " %7s", fixed(d.pct_bf16_peak, "%.1f%%").c_str());
   if (c.m1_bound)
@@ -843,6 +863,8 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
     j += ",\n     \"best_other_bf16\": " + (d.best_bf16 ? json_string(d.best_bf16->name) : "null");
     j += ", \"bf16_over_best\": " + json_number(d.bf16_over_best);
     j += ", \"fast_over_strict\": " + json_number(d.fast_over_strict);
+    j += ", \"threads_over_one\": " + json_number(d.scaling);
+    j += ", \"bf16_threads_over_one\": " + json_number(d.bf16_scaling);
     j += ", \"pct_bf16_peak\": " + json_number(d.pct_bf16_peak);
     if (!std::isnan(d.m1_bound))
       j += ", \"m1_bound_gflops\": " + json_number(d.m1_bound) +

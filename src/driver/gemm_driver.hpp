@@ -88,10 +88,10 @@ struct Partition {
 };
 
 // The partition of at most `threads` parts that finishes first by the cost model in parallel.cpp
-// (1 x 1 x 1 when threads would not pay).
+// (1 x 1 x 1 when threads would not pay), if workers start start_us microseconds after the caller.
 Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
-                    int threads);
-Partition plan_gemv(const GemmProblem& p, int threads);
+                    int threads, double start_us);
+Partition plan_gemv(const GemmProblem& p, int threads, double start_us);
 
 // Solve with up to `threads` threads from the pool (fewer if it is busy).
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,

@@ -20,11 +20,15 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 // Costs are in kernel multiply-adds. Packing one element costs about as much as this many of
 // them (a copy or conversion at a few elements per cycle against 32+ FMAs per cycle).
 constexpr double kPackCost = 16;
-// Starting a team and waiting for it, in multiply-adds (~5 us on one core): the price of a
-// second thread, which small problems do not recover.
-constexpr double kTeamCost = 5e5;
-// For the memory-bound GEMV, the same prices in elements of the streamed operand.
-constexpr double kGemvTeamCost = 6e4;
+// Multiply-adds one thread does per microsecond (fp32 ~200 GFLOPS, bf16 ~600), to price the
+// delay before workers start (threading::start_latency_us: ~1 us if they are polling, tens if
+// they sleep), which the caller's own part runs through; and for the memory-bound GEMV, elements
+// streamed per microsecond (~50 GB/s of fp32 from caches, ~16 from memory beyond 8 MiB).
+// Overestimates make threading more cautious.
+double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5 : 1e5; }
+double gemv_elems_per_us(double elems) { return elems * sizeof(float) <= (8 << 20) ? 12e3 : 4e3; }
+// The fixed cost of any team beyond the wake-up (handing out jobs, the final wait), in microseconds.
+constexpr double kTeamOverheadUs = 2;
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
@@ -137,8 +141,9 @@ bool k_split_possible(const GemmProblem& p, int parts) {
 }  // namespace
 
 Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
-                    int threads) {
+                    int threads, double start_us) {
   Partition best;
+  const double team_cost = (start_us + kTeamOverheadUs) * fmas_per_us(kernel);
   if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
   const Align al = gemm_align(kernel, p);
   const double k = static_cast<double>(p.k);
@@ -159,21 +164,23 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
       if (t % tm != 0) continue;
       const int tn = t / tm;
       if (static_cast<std::size_t>(tm) > tiles_m || static_cast<std::size_t>(tn) > tiles_n) continue;
-      const double cost = grid_cost(tm, tn) + kTeamCost;
+      const double cost = grid_cost(tm, tn) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {tm, tn, 1};
     }
     // K slices only when C has fewer tiles than threads: they cost a reduction and buffers.
     if (tiles_m * tiles_n < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
       const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
-      const double cost = m * n * k / t + kPackCost * (m * k / t + k * n / t + m * n * t) + kTeamCost;
+      const double cost = m * n * k / t + kPackCost * (m * k / t + k * n / t + m * n * t) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }
   return best;
 }
 
-Partition plan_gemv(const GemmProblem& p, int threads) {
+Partition plan_gemv(const GemmProblem& p, int threads, double start_us) {
   Partition best;
+  const double team_cost =
+      (start_us + kTeamOverheadUs) * gemv_elems_per_us(static_cast<double>(p.m) * p.n * p.k);
   if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
   const Align al = gemv_align(p);
   const bool row = p.m == 1;
@@ -184,11 +191,11 @@ Partition plan_gemv(const GemmProblem& p, int threads) {
     if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
       const double part =
           static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
-      const double cost = part * k + kGemvTeamCost;
+      const double cost = part * k + team_cost;
       if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
     }
     if (ceil_div(len, align) < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
-      const double cost = static_cast<double>(len) * (k / t + t) + kGemvTeamCost;
+      const double cost = static_cast<double>(len) * (k / t + t) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }
@@ -207,10 +214,11 @@ Status gemv_partitioned(const ukernel::GemvKernel& kernel, const GemmProblem& p,
 
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                      int threads) {
-  Partition part = plan_gemm(kernel, blocking, p, threads);
+  const double start_us = threading::start_latency_us();
+  Partition part = plan_gemm(kernel, blocking, p, threads, start_us);
   if (part.threads() == 1) return gemm(kernel, blocking, p);
   threading::Team team(part.threads());
-  if (team.size() < part.threads()) part = plan_gemm(kernel, blocking, p, team.size());
+  if (team.size() < part.threads()) part = plan_gemm(kernel, blocking, p, team.size(), start_us);
   if (part.threads() == 1) return gemm(kernel, blocking, p);
   return run_parts(p, part, gemm_align(kernel, p), &team,
                    [&](const GemmProblem& s) { return gemm(kernel, blocking, s); });
@@ -218,10 +226,11 @@ Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking
 
 Status gemv_threaded(const ukernel::GemvKernel& kernel, const GemmProblem& p, int threads) {
   if (!gemv_applicable(p)) return Status::not_applicable;
-  Partition part = plan_gemv(p, threads);
+  const double start_us = threading::start_latency_us();
+  Partition part = plan_gemv(p, threads, start_us);
   if (part.threads() == 1) return gemv(kernel, p);
   threading::Team team(part.threads());
-  if (team.size() < part.threads()) part = plan_gemv(p, team.size());
+  if (team.size() < part.threads()) part = plan_gemv(p, team.size(), start_us);
   if (part.threads() == 1) return gemv(kernel, p);
   return run_parts(p, part, gemv_align(p), &team, [&](const GemmProblem& s) { return gemv(kernel, s); });
 }

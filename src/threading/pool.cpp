@@ -33,9 +33,15 @@ void cpu_relax() {
 // short enough that an idle pool costs nothing.
 constexpr std::chrono::microseconds kSpin{100};
 
-// Spins on `a` while it holds `old`, then blocks (futex) until it changes.
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Spins on `a` while it holds `old`, then blocks (futex) until it changes; *slept says which.
 template <class T>
-T wait_while(const std::atomic<T>& a, T old) {
+T wait_while(const std::atomic<T>& a, T old, bool* slept = nullptr) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (unsigned i = 1;; ++i) {
     const T v = a.load(std::memory_order_acquire);
@@ -43,6 +49,7 @@ T wait_while(const std::atomic<T>& a, T old) {
     if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
     cpu_relax();
   }
+  if (slept != nullptr) *slept = true;
   for (;;) {
     a.wait(old, std::memory_order_acquire);
     const T v = a.load(std::memory_order_acquire);
@@ -53,7 +60,13 @@ T wait_while(const std::atomic<T>& a, T old) {
 struct Job {
   void (*call)(void*, int);
   void* fn;
+  std::int64_t posted_ns;  // when the caller handed it out
 };
+
+// How long a sleeping worker takes to start a job (futex wake-up and scheduling), a moving
+// average over the wake-ups seen; it is tens of microseconds in some VMs, a few on bare metal.
+// Starts at a conservative guess.
+std::atomic<float> g_wake_us{50.0f};
 
 struct Pool;
 
@@ -74,6 +87,7 @@ struct Pool {
   // Team members still running the current job. It lives here, not in the job on the caller's
   // stack: the caller may return the moment it reaches 0, while the last worker still notifies.
   alignas(64) std::atomic<int> pending{0};
+  std::atomic<std::int64_t> last_end_ns{0};      // when the last team finished: workers spin for kSpin after
   std::vector<std::unique_ptr<Worker>> workers;  // grown only by the holder of `busy`
 
   // Returns false if no thread could be started (the team then stays smaller).
@@ -103,7 +117,13 @@ struct Pool {
 void worker_main(Worker* w) {
   t_in_team = true;  // a GEMM called from inside a job runs on this thread alone
   for (;;) {
-    const Job* job = wait_while<const Job*>(w->job, nullptr);
+    bool slept = false;
+    const Job* job = wait_while<const Job*>(w->job, nullptr, &slept);
+    if (slept) {
+      const float us = static_cast<float>(now_ns() - job->posted_ns) * 1e-3f;
+      g_wake_us.store(0.875f * g_wake_us.load(std::memory_order_relaxed) + 0.125f * us,
+                      std::memory_order_relaxed);
+    }
     job->call(job->fn, w->index);  // the last use of *job
     w->job.store(nullptr, std::memory_order_relaxed);
     if (w->pool->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->pool->pending.notify_one();
@@ -148,6 +168,16 @@ bool in_openmp_parallel() {
 
 bool in_team() { return t_in_team; }
 
+double start_latency_us() {
+  const Pool* p = g_pool.load(std::memory_order_acquire);
+  if (p != nullptr) {
+    const std::int64_t idle_ns = now_ns() - p->last_end_ns.load(std::memory_order_relaxed);
+    // Workers still spinning start within a microsecond; leave a margin before their spin ends.
+    if (idle_ns < std::chrono::nanoseconds(kSpin).count() * 3 / 4) return 1.0;
+  }
+  return g_wake_us.load(std::memory_order_relaxed);
+}
+
 Team::Team(int wanted) {
   if (wanted <= 1 || t_in_team || in_openmp_parallel()) return;
   Pool* p = pool();
@@ -170,7 +200,7 @@ void Team::run_erased(void (*call)(void*, int), void* fn) {
     return;
   }
   Pool* p = static_cast<Pool*>(pool_);
-  const Job job{call, fn};
+  const Job job{call, fn, now_ns()};
   p->pending.store(size_ - 1, std::memory_order_relaxed);
   for (int t = 1; t < size_; ++t) {
     Worker& w = *p->workers[static_cast<std::size_t>(t - 1)];
@@ -181,6 +211,7 @@ void Team::run_erased(void (*call)(void*, int), void* fn) {
   call(fn, 0);
   t_in_team = false;
   for (int left = p->pending.load(std::memory_order_acquire); left != 0;) left = wait_while(p->pending, left);
+  p->last_end_ns.store(now_ns(), std::memory_order_relaxed);
 }
 
 }  // namespace mmla::threading

@@ -42,4 +42,8 @@ class Team {
 // Whether the calling thread is a pool worker or inside Team::run.
 bool in_team();
 
+// The expected delay, in microseconds, before a worker starts a job handed to it now: about 1 if
+// the workers are still polling after the last team, else the measured futex wake-up time.
+double start_latency_us();
+
 }  // namespace mmla::threading

@@ -91,13 +91,14 @@ enum class Kind { f32, bf16_in, fast_math, packed, gemv_row, gemv_col };
   if (kind == Kind::bf16_in) {  // inputs exact in bf16: the reference uses the rounded values
     for (float& v : a.data) a16.push_back(bf16(v)), cblas_sbf16tos(1, &a16.back(), 1, &v, 1);
     for (float& v : b.data) b16.push_back(bf16(v)), cblas_sbf16tos(1, &b16.back(), 1, &v, 1);
-    st = mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1.0f, a16.data(), k, b16.data(), n,
-                     0.0f, c.data(), n);
+    st = mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1.0f, a16.data(), k, b16.data(),
+                     n, 0.0f, c.data(), n);
   } else if (kind == Kind::packed) {
     mmla_packed_matrix* h = nullptr;
     st = mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, k, n, b.data.data(), n, &h);
     if (st == MMLA_STATUS_SUCCESS)
-      st = mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, m, n, k, 1.0f, a.data.data(), k, h, 0.0f, c.data(), n);
+      st = mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, m, n, k, 1.0f, a.data.data(), k, h, 0.0f, c.data(),
+                            n);
     mmla_packed_free(h);
     extra = mmla_get_fpmath_mode() == MMLA_FPMATH_BF16 ? 2 * 0x1p-8 + 0x1p-16 : 0;
   } else {
@@ -105,15 +106,17 @@ enum class Kind { f32, bf16_in, fast_math, packed, gemv_row, gemv_col };
       mmla_set_thread_fpmath_mode(MMLA_FPMATH_BF16);
       extra = 2 * 0x1p-8 + 0x1p-16;
     }
-    st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1.0f, a.data.data(), k, b.data.data(),
-                    n, 0.0f, c.data(), n);
+    st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, m, n, k, 1.0f, a.data.data(), k,
+                    b.data.data(), n, 0.0f, c.data(), n);
     mmla_set_thread_fpmath_mode(MMLA_FPMATH_DEFAULT);
     if (mmla_get_fpmath_mode() == MMLA_FPMATH_BF16) extra = 2 * 0x1p-8 + 0x1p-16;
   }
-  if (st != MMLA_STATUS_SUCCESS) return ::testing::AssertionFailure() << "status " << st << ": " << mmla_last_error();
+  if (st != MMLA_STATUS_SUCCESS)
+    return ::testing::AssertionFailure() << "status " << st << ": " << mmla_last_error();
   const Reference r = reference_gemm(
       m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
-      [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, 0.0f, [](std::int64_t, std::int64_t) { return 0.0f; });
+      [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, 0.0f,
+      [](std::int64_t, std::int64_t) { return 0.0f; });
   return matches(
       r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
       extra + fp32_bound_factor(k, 1));
@@ -126,7 +129,8 @@ TEST_F(Threads, ConcurrentCallsFromEightThreadsAreCorrect) {
     std::int64_t m, n, k;
   };
   const Shape shapes[] = {{96, 130, 300}, {257, 64, 200}, {40, 300, 256}, {130, 97, 513}, {300, 300, 64}};
-  const Kind kinds[] = {Kind::f32, Kind::bf16_in, Kind::fast_math, Kind::packed, Kind::gemv_row, Kind::gemv_col};
+  const Kind kinds[] = {Kind::f32,    Kind::bf16_in,  Kind::fast_math,
+                        Kind::packed, Kind::gemv_row, Kind::gemv_col};
   std::atomic<int> failures{0};
   std::vector<std::string> errors(8);
   std::vector<std::thread> threads;
@@ -138,9 +142,9 @@ TEST_F(Threads, ConcurrentCallsFromEightThreadsAreCorrect) {
         const auto res = run_and_check(kind, s.m, s.n, s.k, static_cast<std::uint32_t>(t * 100 + r));
         if (!res) {
           failures.fetch_add(1);
-          errors[static_cast<std::size_t>(t)] = std::string("kind ") + std::to_string(static_cast<int>(kind)) +
-                                                " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                                                std::to_string(s.k) + ": " + res.message();
+          errors[static_cast<std::size_t>(t)] =
+              std::string("kind ") + std::to_string(static_cast<int>(kind)) + " " + std::to_string(s.m) +
+              "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + ": " + res.message();
         }
       }
     });
@@ -161,6 +165,11 @@ TEST_F(Threads, CallsFromInsideAPoolJobDoNotDeadlock) {
 
 // Runs `child` in a forked process that must exit 0 within 60 s.
 void expect_child_succeeds(const std::function<bool()>& child) {
+#if defined(MMLA_TEST_EMULATED)
+  // qemu-user 7.2 aborts when a child forked from a multi-threaded guest starts a thread
+  // (qemu_plugin_vcpu_init_hook / cpu_exec assertions); the native runs test this.
+  GTEST_SKIP() << "qemu-user cannot start threads in a child of a multi-threaded fork";
+#endif
   const pid_t pid = fork();
   ASSERT_NE(pid, -1);
   if (pid == 0) {
@@ -198,7 +207,8 @@ TEST_F(Threads, ForkWhileAnotherThreadComputes) {
     for (std::uint32_t i = 0; !stop.load(); ++i)
       if (!run_and_check(Kind::f32, 300, 200, 300, i)) bad.fetch_add(1);
   });
-  for (int i = 0; i < 5; ++i) expect_child_succeeds([] { return bool(run_and_check(Kind::f32, 256, 192, 256, 9)); });
+  for (int i = 0; i < 5; ++i)
+    expect_child_succeeds([] { return bool(run_and_check(Kind::f32, 256, 192, 256, 9)); });
   stop.store(true);
   busy.join();
   EXPECT_EQ(bad.load(), 0);

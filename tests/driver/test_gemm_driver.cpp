@@ -214,7 +214,7 @@ TEST_P(Driver, PrepackedBIsNotSplitAlongK) {
   driver::GemmProblem p;
   p.m = 4, p.n = 4, p.k = 600, p.a = a.data(), p.a_rs = 600, p.a_cs = 1;
   p.b_packed = packed.data(), p.b_layout = &layout, p.c = c.data(), p.c_rs = 4, p.c_cs = 1;
-  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 8).tk, 1);
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 8, 1.0).tk, 1);
   EXPECT_EQ(driver::gemm_partitioned(kn, blk, p, {1, 1, 2}), driver::Status::not_applicable);
   for (float v : c) EXPECT_EQ(v, 3.0f);
 }
@@ -240,9 +240,9 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
   driver::GemmProblem p;
   p.alpha = 1.0f, p.b_rs = 1, p.b_cs = 1;
-  const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads) {
+  const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads, double start_us = 1.0) {
     p.m = m, p.n = n, p.k = k;
-    return driver::plan_gemm(kn, blk, p, threads);
+    return driver::plan_gemm(kn, blk, p, threads, start_us);
   };
   EXPECT_EQ(plan(1024, 1024, 1024, 1).threads(), 1);
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 2);
@@ -386,11 +386,14 @@ TEST_P(DriverGemv, ThreadedAndPlanned) {
   if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
   driver::GemmProblem p;
   p.alpha = 1.0f, p.m = 1, p.n = 4096, p.k = 4096;
-  EXPECT_EQ(driver::plan_gemv(p, 2).tn, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tn, 2);
   p.n = 8, p.k = 1000000;
-  EXPECT_EQ(driver::plan_gemv(p, 2).tk, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tk, 2);
   p.n = 16, p.k = 16;
-  EXPECT_EQ(driver::plan_gemv(p, 2).threads(), 1);
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).threads(), 1);
+  p.n = 768, p.k = 768;  // ~30 us of streaming: worth a polling worker, not a sleeping one
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).threads(), 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, 50.0).threads(), 1);
   // Through the pool: a row and a column vector.
   for (const auto& s :
        {std::array<std::int64_t, 3>{1, 3000, 700}, std::array<std::int64_t, 3>{2900, 1, 800}}) {

@@ -33,7 +33,8 @@ TEST(Pool, EveryMemberRunsOnceOnItsOwnThread) {
       });
       for (int t = 0; t < team.size(); ++t) {
         EXPECT_EQ(runs[static_cast<std::size_t>(t)].load(), 1) << "member " << t;
-        for (int u = 0; u < t; ++u) EXPECT_NE(ids[static_cast<std::size_t>(t)], ids[static_cast<std::size_t>(u)]);
+        for (int u = 0; u < t; ++u)
+          EXPECT_NE(ids[static_cast<std::size_t>(t)], ids[static_cast<std::size_t>(u)]);
       }
       EXPECT_EQ(ids[0], std::this_thread::get_id()) << "member 0 is the caller";
       EXPECT_FALSE(threading::in_team());
