@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,7 +56,8 @@ constexpr int64_t kMaxDim = int64_t{1} << 20;
 
 const char kUsage[] =
     "usage: mmla-bench [--shapes FILE]... [--shape MxNxK]... [--quick] [--reps N]\n"
-    "                  [--min-time SECONDS] [--check] [--libs LIST] [--threads N]\n"
+    "                  [--min-time SECONDS] [--burst K] [--settle MS] [--check] [--libs LIST]\n"
+    "                  [--threads N]\n"
     "                  [--peak] [--peak-gflops X] [--json FILE|-] [--detail] [--config]\n"
     "                  [--openblas-lib PATH] [--blis-lib PATH] [--help]\n"
     "\n"
@@ -70,6 +72,15 @@ const char kUsage[] =
     "  --quick             a few small shapes (unless shapes are given) and --min-time 0.05;\n"
     "                      with --peak, shorter peak loops and a 128 MiB DRAM buffer\n"
     "  --reps N            at least N timed runs per shape and library (default 5)\n"
+    "  --burst K           per round, each library makes one untimed call and then K timed ones\n"
+    "                      back to back: steady state, as a model calling one GEMM in a loop sees\n"
+    "                      it (default: one timed call per library per round, right after the\n"
+    "                      other libraries' calls, so caches and thread pools start cold)\n"
+    "  --settle MS         sleep MS milliseconds after each library's turn, so that the worker\n"
+    "                      threads of the library that just ran stop spinning (OpenBLAS's spin for\n"
+    "                      ~0.1 s, OpenMP's for about a millisecond) before the next one runs:\n"
+    "                      with --threads > 1 on few cores, otherwise each library runs against\n"
+    "                      the previous one's spinning threads (default 0)\n"
     "  --min-time SECONDS  at least this much timed time per shape and library (default 0.3)\n"
     "  --check             compare every library's C with a double-precision reference;\n"
     "                      exit 1 on failure\n"
@@ -116,6 +127,8 @@ struct Options {
   bool shapes_given = false;
   bool quick = false;
   int reps = kDefaultReps;
+  int burst = 0;         // > 0: per round, one untimed call then `burst` timed calls per library
+  double settle_s = 0;   // idle time after each library's turn
   double min_time = -1;  // < 0: not given, use the default for the mode
   bool check = false;
   std::string json_path;  // empty: no JSON
@@ -335,6 +348,14 @@ Options parse_args(int argc, char** argv) {
       opt.quick = true;
     } else if (arg == "--reps") {
       opt.reps = parse_positive_int(arg, value());
+    } else if (arg == "--burst") {
+      opt.burst = parse_positive_int(arg, value());
+    } else if (arg == "--settle") {
+      const std::string v = value();
+      char* end = nullptr;
+      opt.settle_s = std::strtod(v.c_str(), &end) * 1e-3;
+      if (v.empty() || *end != '\0' || !(opt.settle_s >= 0) || opt.settle_s > 10)
+        throw UsageError{"mmla-bench: --settle: expected milliseconds in 0..10000, got '" + v + "'", true};
     } else if (arg == "--threads") {
       opt.threads = parse_positive_int(arg, value());
     } else if (arg == "--libs") {
@@ -569,11 +590,15 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
   for (std::size_t round = 0; !done(); ++round) {
     for (std::size_t j = 0; j < count; ++j) {
       const std::size_t l = (j + round) % count;
-      const Clock::time_point t0 = Clock::now();
-      runners[l]->run();
-      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-      times[l].push_back(dt);
-      total[l] += dt;
+      if (opt.burst > 0) runners[l]->run();
+      for (int b = 0; b < std::max(opt.burst, 1); ++b) {
+        const Clock::time_point t0 = Clock::now();
+        runners[l]->run();
+        const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+        times[l].push_back(dt);
+        total[l] += dt;
+      }
+      if (opt.settle_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle_s));
     }
   }
 

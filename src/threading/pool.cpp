@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,9 +31,12 @@ void cpu_relax() {
 }
 
 // How long a worker keeps polling for the next job, and the caller for its team, before sleeping
-// in the kernel: long enough to cover the gap between back-to-back GEMMs of an inference step,
-// short enough that an idle pool costs nothing.
-constexpr std::chrono::microseconds kSpin{100};
+// in the kernel: long enough to cover the gaps between the GEMMs of an inference step (a sleeping
+// worker takes 35-50 us to wake in a VM, more after a long sleep), short enough that an idle pool
+// soon costs nothing. After kPause of pause-polling the poll yields the CPU on every round, so an
+// application thread that wants the core gets it (OpenBLAS's workers do the same, for ~0.1 s).
+constexpr std::chrono::microseconds kPause{50};
+constexpr std::chrono::microseconds kSpin{2000};
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -42,12 +47,18 @@ std::int64_t now_ns() {
 // Spins on `a` while it holds `old`, then blocks (futex) until it changes; *slept says which.
 template <class T>
 T wait_while(const std::atomic<T>& a, T old, bool* slept = nullptr) {
-  const auto until = std::chrono::steady_clock::now() + kSpin;
+  const auto start = std::chrono::steady_clock::now();
+  bool yielding = false;
   for (unsigned i = 1;; ++i) {
     const T v = a.load(std::memory_order_acquire);
     if (v != old) return v;
-    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
-    cpu_relax();
+    if (yielding) {
+      sched_yield();
+      if (i % 8 == 0 && std::chrono::steady_clock::now() - start > kSpin) break;
+    } else {
+      cpu_relax();
+      if (i % 64 == 0) yielding = std::chrono::steady_clock::now() - start > kPause;
+    }
   }
   if (slept != nullptr) *slept = true;
   for (;;) {
@@ -120,7 +131,8 @@ void worker_main(Worker* w) {
     bool slept = false;
     const Job* job = wait_while<const Job*>(w->job, nullptr, &slept);
     if (slept) {
-      const float us = static_cast<float>(now_ns() - job->posted_ns) * 1e-3f;
+      // Clamped: one wake-up that lost the CPU to another process must not switch threading off.
+      const float us = std::min(static_cast<float>(now_ns() - job->posted_ns) * 1e-3f, 500.0f);
       g_wake_us.store(0.875f * g_wake_us.load(std::memory_order_relaxed) + 0.125f * us,
                       std::memory_order_relaxed);
     }
