@@ -26,9 +26,13 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs + (n - 1) * c_cs, 1);
   }
   __m256 acc[kMr][2];
+  // Fully unrolled so that GCC keeps acc in registers (without the pragmas it kept a stack copy
+  // of the array and stored all 12 accumulators every k-step: 38% of peak instead of 90%+).
+#pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (std::size_t kk = 0; kk < kp; ++kk) {
     const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+#pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       const __m256 a = _mm256_broadcast_ss(ap + i);
       acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
@@ -39,6 +43,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   }
   const __m256 va = _mm256_set1_ps(alpha);
   if (m == kMr && n == kNr && c_cs == 1) {
+#pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       float* ci = c + i * c_rs;
       __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
@@ -53,6 +58,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     return;
   }
   float tile[kMr * kNr];
+#pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
     _mm256_storeu_ps(tile + i * kNr, acc[i][0]);
     _mm256_storeu_ps(tile + i * kNr + 8, acc[i][1]);
