@@ -52,24 +52,33 @@ void fill(std::vector<float>& v, std::mt19937& rng) {
   for (float& x : v) x = d(rng);
 }
 
+// Random rows x depth of A and depth x NR of B, packed for the kernel (from fp32).
+struct Packed {
+  Aligned a, b;
+  Packed(const GemmKernel& k, std::size_t rows, std::size_t depth, std::mt19937& rng)
+      : a(rows * depth * k.elem_size), b(depth * static_cast<std::size_t>(k.nr) * k.elem_size) {
+    const std::size_t nr = static_cast<std::size_t>(k.nr);
+    std::vector<float> as(rows * depth), bs(depth * nr);
+    fill(as, rng);
+    fill(bs, rng);
+    k.pack_a[static_cast<int>(Elem::f32)](as.data(), static_cast<std::ptrdiff_t>(depth), 1, rows, depth, a.p);
+    k.pack_b[static_cast<int>(Elem::f32)](bs.data(), 1, static_cast<std::ptrdiff_t>(nr), nr, depth, b.p);
+  }
+};
+
 void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int reps) {
   const std::size_t mr = static_cast<std::size_t>(k.mr), nr = static_cast<std::size_t>(k.nr);
   const std::size_t kr = static_cast<std::size_t>(k.kr);
   std::mt19937 rng(1);
   // l1: depth from the L1 rule of the blocking (the one-MC-block KC), so A + B panels fit L1.
   const std::size_t kc1 = (blk.kc_one_pass + kr - 1) / kr * kr;
-  std::vector<float> a(mr * kc1), b(kc1 * nr);
-  fill(a, rng);
-  fill(b, rng);
-  Aligned ap(mr * kc1 * k.elem_size), bp(kc1 * nr * k.elem_size);
-  k.pack_a[static_cast<int>(Elem::f32)](a.data(), static_cast<std::ptrdiff_t>(kc1), 1, mr, kc1, ap.p);
-  k.pack_b[static_cast<int>(Elem::f32)](b.data(), 1, static_cast<std::ptrdiff_t>(nr), nr, kc1, bp.p);
+  const Packed l1(k, mr, kc1, rng);
   std::vector<float> c(mr * nr, 0.0f);
   const int calls1 = static_cast<int>(std::max<std::size_t>(1, (200u << 20) / (2 * mr * nr * kc1)));
   const double g1 = median_gflops(
       [&] {
         for (int i = 0; i < calls1; ++i)
-          k.run(mr, nr, kc1, ap.p, bp.p, static_cast<std::ptrdiff_t>(nr), c.data(),
+          k.run(mr, nr, kc1, l1.a.p, l1.b.p, static_cast<std::ptrdiff_t>(nr), c.data(),
                 static_cast<std::ptrdiff_t>(nr), 1, 1.0f, 1.0f);
       },
       2.0 * static_cast<double>(mr * nr * kc1) * calls1, reps);
@@ -78,12 +87,7 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
   // ldc = 4096 apart as in a large GEMM.
   const std::size_t kc2 = (blk.kc + kr - 1) / kr * kr, mc = std::max(mr, blk.mc / mr * mr);
   const std::size_t panels = mc / mr, ldc = 4096;
-  std::vector<float> a2(mc * kc2), b2(kc2 * nr);
-  fill(a2, rng);
-  fill(b2, rng);
-  Aligned ap2(mc * kc2 * k.elem_size), bp2(kc2 * nr * k.elem_size);
-  k.pack_a[static_cast<int>(Elem::f32)](a2.data(), static_cast<std::ptrdiff_t>(kc2), 1, mc, kc2, ap2.p);
-  k.pack_b[static_cast<int>(Elem::f32)](b2.data(), 1, static_cast<std::ptrdiff_t>(nr), nr, kc2, bp2.p);
+  const Packed l2(k, mc, kc2, rng);
   std::vector<float> c2(mc * ldc, 0.0f);
   const std::size_t a_panel_bytes = mr * kc2 * k.elem_size;
   const int rounds = static_cast<int>(std::max<std::size_t>(1, (400u << 20) / (2 * mc * nr * kc2)));
@@ -93,7 +97,7 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
           // Successive B panels of a real NC block write successive column tiles of C.
           const std::size_t col = (static_cast<std::size_t>(r) * nr) % (ldc - nr + 1);
           for (std::size_t p = 0; p < panels; ++p)
-            k.run(mr, nr, kc2, static_cast<const char*>(ap2.p) + p * a_panel_bytes, bp2.p,
+            k.run(mr, nr, kc2, static_cast<const char*>(l2.a.p) + p * a_panel_bytes, l2.b.p,
                   static_cast<std::ptrdiff_t>(nr), c2.data() + p * mr * ldc + col,
                   static_cast<std::ptrdiff_t>(ldc), 1, 1.0f, 1.0f);
         }
