@@ -1,0 +1,159 @@
+// mmla._mmla: the Python binding of the C API. It only walks batch indices and hands strided views
+// to mmla_sgemm_strided / mmla_sbgemm_strided; shapes, dtypes, broadcasting and `out` are checked
+// and prepared by python/mmla/_core.py. The GIL is released while mmla computes.
+#include <mmla/mmla.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
+using OutArray = nb::ndarray<float, nb::device::cpu>;
+
+[[noreturn]] void raise(mmla_status s) {
+  const std::string msg = mmla_last_error();
+  if (s == MMLA_STATUS_OUT_OF_MEMORY) throw std::bad_alloc();
+  if (s == MMLA_STATUS_INVALID_ARGUMENT) throw nb::value_error(msg.c_str());
+  throw std::runtime_error("mmla: " + std::string(mmla_status_string(s)) + ": " + msg);
+}
+
+void check(mmla_status s) {
+  if (s != MMLA_STATUS_SUCCESS) raise(s);
+}
+
+// Sets the calling thread's fp-math override for one call and restores the previous one.
+class ThreadFpmath {
+ public:
+  explicit ThreadFpmath(int mode) : active_(mode >= 0) {
+    if (!active_) return;
+    prev_ = mmla_get_thread_fpmath_mode();
+    check(mmla_set_thread_fpmath_mode(static_cast<mmla_fpmath_mode>(mode)));
+  }
+  ~ThreadFpmath() {
+    if (active_) mmla_set_thread_fpmath_mode(prev_);
+  }
+  ThreadFpmath(const ThreadFpmath&) = delete;
+  ThreadFpmath& operator=(const ThreadFpmath&) = delete;
+
+ private:
+  bool active_;
+  mmla_fpmath_mode prev_ = MMLA_FPMATH_DEFAULT;
+};
+
+// A stride the C API accepts: any value is fine along a dimension of length 1, but it wants >= 1.
+int64_t usable_stride(int64_t stride, int64_t extent) { return extent <= 1 ? 1 : stride; }
+
+// Whether batch dims [0, nb) and the row dim (index nb) of x collapse into one row dimension of
+// stride x.stride(nb): then a batch of GEMMs with a shared B is one GEMM with batch * m rows.
+template <class Array>
+bool rows_fold(const Array& x, std::size_t nb) {
+  int64_t expect = x.stride(nb) * static_cast<int64_t>(x.shape(nb));
+  for (std::size_t d = nb; d-- > 0;) {
+    if (x.shape(d) == 1) continue;
+    if (x.stride(d) != expect) return false;
+    expect *= static_cast<int64_t>(x.shape(d));
+  }
+  return true;
+}
+
+// out[..., :, :] = alpha * a[...] @ b[...] + beta * out[...]; a, b and out have the same batch shape
+// (broadcast dims have stride 0 in a and b). bf16: a and b hold bfloat16 bits as uint16.
+void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float beta, bool bf16, int fpmath) {
+  const std::size_t nd = a.ndim();
+  if (nd < 2 || b.ndim() != nd || out.ndim() != nd)
+    throw nb::value_error("mmla: operands must have equal ndim >= 2");
+  const std::size_t nb_dims = nd - 2;
+  const int64_t m = static_cast<int64_t>(a.shape(nd - 2)), k = static_cast<int64_t>(a.shape(nd - 1));
+  const int64_t n = static_cast<int64_t>(b.shape(nd - 1));
+  if (static_cast<int64_t>(b.shape(nd - 2)) != k || static_cast<int64_t>(out.shape(nd - 2)) != m ||
+      static_cast<int64_t>(out.shape(nd - 1)) != n)
+    throw nb::value_error("mmla: operand shapes do not match");
+  std::size_t batch = 1;
+  for (std::size_t d = 0; d < nb_dims; ++d) {
+    if (a.shape(d) != out.shape(d) || b.shape(d) != out.shape(d))
+      throw nb::value_error("mmla: batch shapes do not match");
+    batch *= out.shape(d);
+  }
+  const nb::dlpack::dtype want = bf16 ? nb::dtype<std::uint16_t>() : nb::dtype<float>();
+  if (a.dtype() != want || b.dtype() != want)
+    throw nb::type_error("mmla: a and b must both be float32 or bfloat16");
+  if (batch == 0 || m == 0 || n == 0) return;
+
+  const std::size_t esize = bf16 ? 2 : 4;
+  const auto* a0 = static_cast<const char*>(a.data());
+  const auto* b0 = static_cast<const char*>(b.data());
+  float* c0 = out.data();
+  const int64_t a_rs = a.stride(nd - 2), a_cs = a.stride(nd - 1);
+  const int64_t b_rs = b.stride(nd - 2), b_cs = b.stride(nd - 1);
+  const int64_t c_rs = out.stride(nd - 2), c_cs = out.stride(nd - 1);
+
+  bool b_shared = true;
+  for (std::size_t d = 0; d < nb_dims; ++d) b_shared = b_shared && (b.shape(d) == 1 || b.stride(d) == 0);
+  const bool fold = batch > 1 && b_shared && rows_fold(a, nb_dims) && rows_fold(out, nb_dims);
+
+  const auto one = [&](const char* ap, const char* bp, float* cp, int64_t rows) {
+    const int64_t ars = usable_stride(a_rs, rows), acs = usable_stride(a_cs, k);
+    const int64_t brs = usable_stride(b_rs, k), bcs = usable_stride(b_cs, n);
+    const int64_t crs = usable_stride(c_rs, rows), ccs = usable_stride(c_cs, n);
+    return bf16
+               ? mmla_sbgemm_strided(rows, n, k, alpha, reinterpret_cast<const mmla_bfloat16*>(ap), ars, acs,
+                                     reinterpret_cast<const mmla_bfloat16*>(bp), brs, bcs, beta, cp, crs, ccs)
+               : mmla_sgemm_strided(rows, n, k, alpha, reinterpret_cast<const float*>(ap), ars, acs,
+                                    reinterpret_cast<const float*>(bp), brs, bcs, beta, cp, crs, ccs);
+  };
+
+  mmla_status status = MMLA_STATUS_SUCCESS;
+  {
+    nb::gil_scoped_release unlocked;
+    ThreadFpmath mode(fpmath);
+    if (fold) {
+      status = one(a0, b0, c0, m * static_cast<int64_t>(batch));
+    } else {
+      std::vector<std::size_t> idx(nb_dims, 0);
+      for (std::size_t t = 0; t < batch && status == MMLA_STATUS_SUCCESS; ++t) {
+        int64_t ao = 0, bo = 0, co = 0;
+        for (std::size_t d = 0; d < nb_dims; ++d) {
+          const auto i = static_cast<int64_t>(idx[d]);
+          ao += i * a.stride(d), bo += i * b.stride(d), co += i * out.stride(d);
+        }
+        status =
+            one(a0 + ao * static_cast<int64_t>(esize), b0 + bo * static_cast<int64_t>(esize), c0 + co, m);
+        for (std::size_t d = nb_dims; d-- > 0;) {  // next batch index, last dim fastest
+          if (++idx[d] < out.shape(d)) break;
+          idx[d] = 0;
+        }
+      }
+    }
+  }
+  check(status);
+}
+
+}  // namespace
+
+NB_MODULE(_mmla, m) {
+  m.doc() = "mmla's C API (use the mmla package, not this module)";
+  m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
+        nb::arg("bf16"), nb::arg("fpmath"));
+  m.def("set_num_threads", [](int n) { check(mmla_set_num_threads(n)); });
+  m.def("get_num_threads", &mmla_get_num_threads);
+  m.def("set_fpmath_mode",
+        [](int mode) { check(mmla_set_fpmath_mode(static_cast<mmla_fpmath_mode>(mode))); });
+  m.def("get_fpmath_mode", [] { return static_cast<int>(mmla_get_fpmath_mode()); });
+  m.def("set_thread_fpmath_mode",
+        [](int mode) { check(mmla_set_thread_fpmath_mode(static_cast<mmla_fpmath_mode>(mode))); });
+  m.def("get_thread_fpmath_mode", [] { return static_cast<int>(mmla_get_thread_fpmath_mode()); });
+  m.def("config", [] { return std::string(mmla_get_config()); });
+  m.def("version", [] { return std::string(mmla_version()); });
+  m.attr("FPMATH_DEFAULT") = static_cast<int>(MMLA_FPMATH_DEFAULT);
+  m.attr("FPMATH_STRICT") = static_cast<int>(MMLA_FPMATH_STRICT);
+  m.attr("FPMATH_BF16") = static_cast<int>(MMLA_FPMATH_BF16);
+}
