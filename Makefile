@@ -3,7 +3,7 @@
 CMAKE_FLAGS ?= -Wno-deprecated
 JOBS ?= 2
 
-.PHONY: all setup build demo test test-native test-debug test-tsan test-aarch64 build-aarch64 format format-check clean
+.PHONY: all setup build python demo test test-native test-debug test-tsan test-python test-aarch64 build-aarch64 format format-check clean
 
 all: build
 
@@ -14,16 +14,26 @@ build: setup
 	cmake --preset release $(CMAKE_FLAGS) >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-# The main job for now: the benchmark on a few shapes, each checked against a double reference.
-demo: build
-	./build/release/bench/mmla-bench --quick --check
+# The Python package in the project's venv (build/py-venv): pinned dependencies, then `pip install .`.
+PY_VENV = build/py-venv
+python: setup
+	bash scripts/python-venv.sh
 
-# Every test: format, native release, native ASan+UBSan, ThreadSanitizer (threading, driver and
+# The main job: the C benchmark on a few shapes (each checked against a double reference), then
+# `mmla bench --quick`: mmla beside NumPy and PyTorch from Python.
+demo: build python
+	./build/release/bench/mmla-bench --quick --check
+	$(PY_VENV)/bin/mmla bench --quick
+
+# Every test: format, native release, the Python package, native ASan+UBSan, ThreadSanitizer (threading, driver and
 # API suites), aarch64 under qemu on three CPU models.
-test: setup format-check test-native test-debug test-tsan test-aarch64
+test: setup format-check test-native test-python test-debug test-tsan test-aarch64
 
 test-native: build
 	ctest --preset release -j $(JOBS)
+
+test-python: python
+	$(PY_VENV)/bin/python -m pytest -q tests/python
 
 test-debug: setup
 	cmake --preset debug $(CMAKE_FLAGS) >/dev/null

@@ -27,6 +27,7 @@ def add_arguments(p):
     p.add_argument("--quick", action="store_true", help="a few small shapes, short timing")
     p.add_argument("--min-time", type=float, default=None, help="seconds of timed calls per shape and column")
     p.add_argument("--reps", type=int, default=5, help="at least this many timed calls (default 5)")
+    p.add_argument("--settle", type=float, default=0.12, help="seconds of sleep after each column's turn (default 0.12)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="draw GFLOPS per shape per column (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -138,15 +139,22 @@ def run(args):
         for name, call, result in prepared:  # warm-up and accuracy
             call()
             errs[name] = _max_rel_err(result(), a64, b64, ref)
-        spent = {name: 0.0 for name in times}
-        # Interleaved rounds: every column runs once per round, so drifts of a shared machine hit all.
-        while min(len(t) for t in times.values()) < args.reps or min(spent.values()) < min_time:
-            for name, call, _ in prepared:
-                t0 = time.perf_counter()
+        # Rounds of bursts: each column in turn makes one untimed call and then its timed calls,
+        # then sleeps `settle` so the worker threads of the library that ran (OpenBLAS spins for
+        # ~0.1 s, OpenMP for ~1 ms) stop competing for the cores with the next one. Several rounds
+        # spread a shared machine's drifts over every column.
+        rounds = 3
+        for rnd in range(rounds):
+            for name, call, _result in prepared:
                 call()
-                dt = time.perf_counter() - t0
-                times[name].append(dt)
-                spent[name] += dt
+                spent = 0.0
+                while len(times[name]) * rounds < args.reps * (rnd + 1) or spent < min_time / rounds:
+                    t0 = time.perf_counter()
+                    call()
+                    dt = time.perf_counter() - t0
+                    times[name].append(dt)
+                    spent += dt
+                time.sleep(args.settle)
         flops = 2.0 * m * n * k
         row = {"m": m, "n": n, "k": k, "libs": {}}
         for name in times:

@@ -101,8 +101,9 @@ void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float b
   const bool fold = batch > 1 && b_shared && rows_fold(a, nb_dims) && rows_fold(out, nb_dims);
 
   const auto one = [&](const char* ap, const char* bp, float* cp, int64_t rows) {
-    const int64_t ars = usable_stride(a_rs, rows), acs = usable_stride(a_cs, k);
-    const int64_t brs = usable_stride(b_rs, k), bcs = usable_stride(b_cs, n);
+    // k == 0: A and B hold no elements (C = beta * C); NumPy gives such arrays zero strides.
+    const int64_t ars = k == 0 ? 1 : usable_stride(a_rs, rows), acs = k == 0 ? 1 : usable_stride(a_cs, k);
+    const int64_t brs = k == 0 ? 1 : usable_stride(b_rs, k), bcs = k == 0 ? 1 : usable_stride(b_cs, n);
     const int64_t crs = usable_stride(c_rs, rows), ccs = usable_stride(c_cs, n);
     return bf16
                ? mmla_sbgemm_strided(rows, n, k, alpha, reinterpret_cast<const mmla_bfloat16*>(ap), ars, acs,
