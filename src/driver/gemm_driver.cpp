@@ -50,12 +50,14 @@ void scale_c(const GemmProblem& p) {
 // Reading B in place saves packing it, which pays when one MR-row panel of A is all that uses each
 // panel of B; packing wins as soon as a packed panel is reused, and also when B streams from
 // memory (a kernel call's kc strided rows defeat the prefetchers where the packer's row sweep does
-// not). Measured with mmla-bench (docs/blocking.md). Only for KR = 1 layouts and B rows contiguous
-// along n.
+// not). Measured with mmla-bench (docs/blocking.md). Only for B rows contiguous along n and KR = 1
+// or 2 layouts (a KR = 2 kernel interleaves each depth pair from two rows; K must be even so that
+// no block ends on half a pair).
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
   // In place means the kernel reads B as it is: only when B is already in the kernel's element type.
-  if (p.b_packed != nullptr || kernel.kr != 1 || p.b_cs != 1 || blocking.b_in_place == B::kNever ||
+  if (p.b_packed != nullptr || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0 ||
+      p.b_cs != 1 || blocking.b_in_place == B::kNever ||
       ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size)
     return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
@@ -169,7 +171,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* bp = b_packed + jr * kcp * elem;
-          std::ptrdiff_t b_ks = static_cast<std::ptrdiff_t>(nr);
+          std::ptrdiff_t b_ks = kernel.kr == 1 ? static_cast<std::ptrdiff_t>(nr) : 0;
           if (b_in_place) {
             if (jr < n_full) {
               bp = b + off(pc, p.b_rs) + off(jc + jr, 1), b_ks = p.b_rs;

@@ -64,7 +64,7 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
     for (std::int64_t i = 0; i < im; ++i)
       for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
-  kn.run(m, n, kp, ap.data(), bp.data(), kn.nr, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
+  kn.run(m, n, kp, ap.data(), bp.data(), 0, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
 
   const Reference r = reference_gemm(
       im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return ar.at(i, p); },
@@ -96,6 +96,40 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
           run_tile(kn, m, n, k, beta, (m + n + k) % 2 == 0);
           if (HasFatalFailure()) return;
         }
+}
+
+// KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
+// NR-wide panels, even depth): each depth pair interleaved from two rows.
+TEST_P(GemmBf16Kernel, ReadsBInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.kr != 2) GTEST_SKIP() << kn.name << ": only KR = 2 layouts read B in place";
+  const std::size_t nr = static_cast<std::size_t>(kn.nr);
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{66}})
+      for (float beta : {0.0f, 0.25f}) {
+        const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(nr),
+                   ik = static_cast<std::int64_t>(k);
+        const std::int64_t ldb = in + 7;
+        const auto seed = static_cast<std::uint32_t>(m * 41 + k);
+        Strided a = make_matrix(im, ik, true, 0, seed), b = make_matrix(ik, in, true, 7, seed + 1, 0.0f);
+        std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
+        cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
+        cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
+        cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, a.data.data(), 1);
+        cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, b.data.data(), 1);
+        std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * k, 0xffff);
+        kn.pack_a[1](a16.data(), a.rs, a.cs, m, k, ap.data());
+        Strided c = make_matrix(im, in, true, 0, seed + 2);
+        const Strided before = c;
+        kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
+        const Reference r = reference_gemm(
+            im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+            [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
+            [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+        ASSERT_TRUE(matches(
+            r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
+            << kn.name << " m=" << m << " k=" << k << " beta=" << beta;
+      }
 }
 
 // fp32 values that test the conversion: NaNs with the payload high, low or both (truncation
@@ -188,7 +222,7 @@ TEST_P(GemmBf16Kernel, DenormalsAsDocumented) {
     kn.pack_a[1](a.data(), static_cast<std::ptrdiff_t>(k), 1, 1, k, ap.data());
     kn.pack_b[1](b.data(), 1, 1, 1, k, bp.data());
     float c = -1.0f;
-    kn.run(1, 1, k, ap.data(), bp.data(), kn.nr, &c, 1, 1, 1.0f, 0.0f);
+    kn.run(1, 1, k, ap.data(), bp.data(), 0, &c, 1, 1, 1.0f, 0.0f);
     return c;
   };
   // 2^-133 (the smallest bf16 denormal) x 2^100: the exact product 2^-33 is normal.
