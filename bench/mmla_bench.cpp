@@ -85,7 +85,7 @@ const char kUsage[] =
     "  --check             compare every library's C with a double-precision reference;\n"
     "                      exit 1 on failure\n"
     "  --libs LIST         comma-separated columns to run, from mmla, mmla:packed, openblas,\n"
-    "                      blis, onednn, onednn:pb (fp32) and mmla:bf16, mmla:fastmath,\n"
+    "                      blis, onednn, onednn:pb (fp32) and mmla:bf16, mmla:bf16pb, mmla:fastmath,\n"
     "                      openblas:sb, onednn:bf16, onednn:bf16pb (bf16); 'fp32' and 'bf16'\n"
     "                      stand for those groups (whatever of them is found), 'all' for both\n"
     "                      (default: all found)\n"
@@ -227,8 +227,8 @@ bool parse_shape_arg(std::string_view s, Shape* out) {
 
 // The column groups --libs accepts by name: fp32 (the fp32 columns) and bf16 (the bf16 ones).
 const char* const kFp32Group[] = {"mmla", "mmla:packed", "OpenBLAS", "BLIS", "oneDNN", "oneDNN:pB"};
-const char* const kBf16Group[] = {"mmla:bf16", "mmla:fastmath", "OpenBLAS:sb", "oneDNN:bf16",
-                                  "oneDNN:bf16pB"};
+const char* const kBf16Group[] = {"mmla:bf16",   "mmla:bf16pB", "mmla:fastmath",
+                                  "OpenBLAS:sb", "oneDNN:bf16", "oneDNN:bf16pB"};
 
 // --libs names, case-insensitive, to column names; '-' may stand for ':'. Groups add their columns
 // to opt->libs only; names given one by one also go to opt->required.
@@ -238,6 +238,7 @@ void parse_libs(const std::string& list, Options* opt) {
                                                                {"mmla:pk", "mmla:packed"},
                                                                {"mmla:bf16", "mmla:bf16"},
                                                                {"mmla:sb", "mmla:bf16"},
+                                                               {"mmla:bf16pb", "mmla:bf16pB"},
                                                                {"mmla:fastmath", "mmla:fastmath"},
                                                                {"mmla:fast", "mmla:fastmath"},
                                                                {"mmla:1t", "mmla:1t"},
@@ -283,11 +284,12 @@ void parse_libs(const std::string& list, Options* opt) {
     const auto* it =
         std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& kv) { return name == kv.first; });
     if (it == std::end(kNames))
-      throw UsageError{"mmla-bench: --libs: unknown library '" + name +
-                           "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, mmla:bf16, "
-                           "mmla:fastmath, mmla:1t, mmla:bf16:1t, openblas:sb, onednn:bf16, onednn:bf16pb, "
-                           "fp32, bf16, all)",
-                       true};
+      throw UsageError{
+          "mmla-bench: --libs: unknown library '" + name +
+              "' (known: mmla, mmla:packed, openblas, blis, onednn, onednn:pb, mmla:bf16, mmla:bf16pb, "
+              "mmla:fastmath, mmla:1t, mmla:bf16:1t, openblas:sb, onednn:bf16, onednn:bf16pb, "
+              "fp32, bf16, all)",
+          true};
     add(it->second);
     if (std::find(required.begin(), required.end(), it->second) == required.end())
       required.push_back(it->second);

@@ -22,6 +22,7 @@ set(MMLA_ISA_FLAGS_ref "")
 set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma -ffp-contract=fast)
 set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -ffp-contract=fast)
 set(MMLA_ISA_FLAGS_neon -ffp-contract=fast)  # Advanced SIMD is part of armv8-a
+set(MMLA_ISA_FLAGS_avx512bf16 ${MMLA_ISA_FLAGS_avx512} -mavx512bf16)
 set(MMLA_ISA_FLAGS_amx ${MMLA_ISA_FLAGS_avx512} -mamx-tile -mamx-bf16)
 set(MMLA_ISA_FLAGS_bf16 -march=armv8.6-a+bf16 -ffp-contract=fast)
 
@@ -45,6 +46,8 @@ mmla_kernel(arm64  neon   src/ukernel/gemm_f32_f32p_f32p/gemm_f32_f32p_f32p_8x12
 mmla_kernel(any    ref    src/ukernel/ref/gemv_f32_f32_f32__ref.cpp)
 mmla_kernel(any    ref    src/ukernel/ref/gemm_f32_bf16p_bf16p_4x4c4__ref.cpp)
 mmla_kernel(arm64  bf16   src/ukernel/gemm_f32_bf16p_bf16p/gemm_f32_bf16p_bf16p_8x12c4__neon_bfmmla.cpp)
+mmla_kernel(x86_64 avx512bf16 src/ukernel/gemm_f32_bf16p_bf16p/gemm_f32_bf16p_bf16p_8x48c2__avx512bf16.cpp)
+mmla_kernel(x86_64 avx512bf16 src/ukernel/gemm_f32_bf16p_bf16p/gemm_f32_bf16p_bf16p_12x32c2__avx512bf16.cpp)
 mmla_kernel(x86_64 amx    src/ukernel/gemm_f32_bf16p_bf16p/gemm_f32_bf16p_bf16p_32x32c32__amx.cpp)
 mmla_kernel(x86_64 avx2   src/ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32__avx2_fma.cpp)
 mmla_kernel(x86_64 avx512 src/ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32__avx512.cpp)

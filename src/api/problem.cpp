@@ -184,10 +184,20 @@ const Selection& selection(ukernel::Family family) {
   return family == ukernel::Family::gemm_f32_bf16p_bf16p ? kBf16 : kF32;
 }
 
-// The M from which a bf16 kernel beats the fp32 one, B converted per call included; measured with
-// AMX on the development VM (docs/numerics.md has the table): bf16 inputs 32 -> 0.9x, 128 -> 1.7x;
-// fp32 inputs (fast math) 128 -> 0.9x, 512 -> 1.4x.
-constexpr std::size_t kBf16MinRowsBf16In = 64, kBf16MinRowsF32In = 256;
+// The M from which a bf16 kernel beats the fp32 one, B converted per call included (docs/numerics.md
+// has the measurements). AMX (32-row tiles; development VM): bf16 inputs 32 -> 0.9x, 128 -> 1.7x;
+// fp32 inputs (fast math) 128 -> 0.9x, 512 -> 1.4x. AVX512_BF16 (Zen 4): with bf16 inputs it is
+// faster at every M (copying bf16 B costs less than widening it); with fp32 inputs M = 8 loses to
+// the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins (1.4-1.9x). Arm BFMMLA: the AMX figures
+// until measured on hardware.
+struct Bf16MinRows {
+  std::size_t bf16_in, f32_in;
+};
+Bf16MinRows bf16_min_rows() {
+  const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16};
+  return {64, 256};
+}
 
 bool bf16_hardware() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
@@ -218,9 +228,9 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   // bf16 is exact and costs nothing, and fast math computes as strict (the portable bf16 kernel is
   // a test reference, never faster than fp32). A prepacked B keeps the kernel it was packed for.
   const bool bf16_in = p.src == ukernel::Elem::bf16;
-  const bool bf16 =
-      p.b_packed == nullptr && bf16_hardware() &&
-      (bf16_in ? p.m >= kBf16MinRowsBf16In : fpmath_mode() == MMLA_FPMATH_BF16 && p.m >= kBf16MinRowsF32In);
+  const bool bf16 = p.b_packed == nullptr && bf16_hardware() &&
+                    (bf16_in ? p.m >= bf16_min_rows().bf16_in
+                             : fpmath_mode() == MMLA_FPMATH_BF16 && p.m >= bf16_min_rows().f32_in);
   const Selection& s =
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;

@@ -17,8 +17,13 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 // - All of M in one MC block: each B micro-panel serves few A panels, so it should sit in L1:
 //   KC from two thirds of L1 (the BLIS rule), NC again from the L3 share.
 // - A prepacked B serves any M: KC between the two (their geometric mean).
+// - The AVX512_BF16 kernels get twice the depth of every rule: a VDPBF16PS does twice the
+//   multiply-adds of an fp32 FMA, so a call of the same depth is half as long and its fixed cost
+//   (~300 cycles: C tile, epilogue) weighs twice as much; measured, deeper was faster up to the
+//   cap (docs/blocking.md).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
   const std::size_t elem = k.elem_size;
+  const std::size_t depth_scale = k.isa == cpu::Isa::avx512bf16 ? 2 : 1;
   const std::size_t kr_round = std::max<std::size_t>(static_cast<std::size_t>(k.kr), 8);
   const std::size_t mr = static_cast<std::size_t>(k.mr), nr = static_cast<std::size_t>(k.nr);
   constexpr std::size_t kMaxL3Share = 16u << 20;
@@ -27,10 +32,11 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& cache
     return round_down(std::clamp<std::size_t>(l3 / 2 / (kc * elem), nr, 8192), nr);
   };
   Blocking b;
-  b.kc = round_down(std::clamp<std::size_t>(caches.l2 / 16 / (nr * elem), 64, 1024), kr_round);
+  b.kc = round_down(std::clamp<std::size_t>(caches.l2 * depth_scale / 16 / (nr * elem), 64, 1024), kr_round);
   b.mc = round_down(std::clamp<std::size_t>(caches.l2 / 3 / (b.kc * elem), mr, 4096), mr);
   b.nc = nc_for(b.kc);
-  b.kc_one_pass = round_down(std::clamp<std::size_t>(caches.l1d * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
+  b.kc_one_pass =
+      round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
   b.kc_packed =
       round_down(static_cast<std::size_t>(std::sqrt(static_cast<double>(b.kc * b.kc_one_pass))), kr_round);

@@ -49,14 +49,21 @@ void scale_c(const GemmProblem& p) {
 // each KC x NR micro-panel of B is fetched once from wherever B lives and then serves every MR
 // panel of A from L1/L2 -- which holds only while all of M is one MC block (otherwise every MC
 // block would fetch it again, strided). Measured on Zen 4 with the blocking sweep of
-// docs/blocking.md: 1.1-1.3x for m = 8..128 with B in L3 and with B streamed from DRAM. Only for
-// KR = 1 layouts, B rows contiguous along n, and B already in the kernel's element type.
+// docs/blocking.md: 1.1-1.3x for m = 8..128 with B in L3 and with B streamed from DRAM.
+// Only for B rows contiguous along n, B already in the kernel's element type, and KR = 1 or 2
+// layouts (a KR = 2 kernel interleaves each depth pair from two rows; K must be even so that no
+// block ends on half a pair). KR = 2 was measured only for M within one MR panel and B up to
+// kBInPlaceMaxBytes, so it keeps that rule.
+constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
-  if (p.b_packed != nullptr || kernel.kr != 1 || p.b_cs != 1 || blocking.b_in_place == B::kNever ||
+  if (p.b_packed != nullptr || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0 ||
+      p.b_cs != 1 || blocking.b_in_place == B::kNever ||
       ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size)
     return false;
-  return blocking.b_in_place == B::kWhenPossible || p.m <= blocking.mc;
+  if (blocking.b_in_place == B::kWhenPossible) return true;
+  if (kernel.kr == 1) return p.m <= blocking.mc;
+  return p.m <= static_cast<std::size_t>(kernel.mr) && p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes;
 }
 
 }  // namespace
@@ -168,7 +175,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* bp = b_packed + jr * kcp * elem;
-          std::ptrdiff_t b_ks = static_cast<std::ptrdiff_t>(nr);
+          std::ptrdiff_t b_ks = kernel.kr == 1 ? static_cast<std::ptrdiff_t>(nr) : 0;
           if (b_in_place) {
             if (jr < n_full) {
               bp = b + off(pc, p.b_rs) + off(jc + jr, 1), b_ks = p.b_rs;

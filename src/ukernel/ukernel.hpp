@@ -26,9 +26,11 @@ using PackFn = void (*)(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k
                         std::size_t k, void* dst);
 
 // C[0..m) x [0..n) = alpha * Ap * Bp + beta * C, for m <= MR, n <= NR. Ap is one packed panel. Bp
-// holds NR consecutive values per depth step, b_ks elements apart: a packed panel (b_ks = NR) or,
-// for KR = 1 families, B itself read in place when its rows are contiguous (b_ks = ldb; the driver
-// then only passes full NR-wide panels, so nothing past column n is read). Element (i, j) of C is
+// is a packed panel (b_ks = NR for KR = 1 layouts, 0 for KR > 1) or, for KR = 1 and KR = 2 layouts,
+// B itself read in place when its rows are contiguous (b_ks = ldb > 0: NR consecutive values per
+// depth, rows b_ks elements apart; a KR = 2 kernel takes each depth pair from two such rows, and kp
+// is then the exact depth). In place the driver only passes full NR-wide panels, so nothing past
+// column n is read. Element (i, j) of C is
 // at c[i * c_rs + j * c_cs]: kernels store rows with vector stores when c_cs == 1 (what the driver
 // arranges whenever it can) and go through a tile buffer otherwise. beta == 0 writes C without
 // reading it. kp is the packed depth (a multiple of KR).

@@ -194,6 +194,22 @@ TEST(Dispatch, InvalidIsaIsAnError) {
             mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, 0, 2, 2, 1, a, 2, b, 2, 0, c, 2));
 }
 
+// The bf16 family follows the same order (amx > avx512bf16 > ref on x86): under MMLA_ISA=avx512 a
+// CPU with AVX512_BF16 must fall back to the portable kernel, i.e. to the exact fp32 path.
+TEST(Dispatch, Bf16ChoiceIsTheHighestUsableLevelUnderTheCap) {
+  const cpu::IsaCap& cap = cpu::cap();
+  if (!cap.error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
+  const auto& sel = api::selection(ukernel::Family::gemm_f32_bf16p_bf16p);
+  ASSERT_NE(sel.kernel, nullptr);
+  EXPECT_TRUE(ukernel::usable(*sel.kernel));
+  EXPECT_LE(cpu::rank(sel.kernel->isa), cpu::rank(cap.level));
+  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
+    if (k->family == sel.kernel->family && ukernel::usable(*k)) {
+      EXPECT_LE(cpu::rank(k->isa), cpu::rank(sel.kernel->isa)) << k->name << " is usable and preferred";
+    }
+  EXPECT_EQ(api::bf16_hardware(), sel.kernel->isa != cpu::Isa::ref);
+}
+
 TEST(Dispatch, InvalidFpmathModeIsAnError) {
   if (env("MMLA_FPMATH_MODE").empty() || env("MMLA_FPMATH_MODE") == "strict" ||
       env("MMLA_FPMATH_MODE") == "bf16")

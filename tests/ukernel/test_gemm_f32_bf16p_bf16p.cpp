@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@ namespace mmla::test {
 namespace {
 
 using ukernel::GemmKernel;
+using ukernel::PackFn;
 
 std::vector<const GemmKernel*> family_kernels() {
   std::vector<const GemmKernel*> out;
@@ -47,8 +50,9 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, ar.data.data(), 1);
   cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, br.data.data(), 1);
 
-  std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * kp),
-      bp(static_cast<std::size_t>(kn.nr) * kp);
+  // Filled with bf16 NaN: padding a packer forgot to zero would reach C through the odd-k depth.
+  std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * kp, 0xffff),
+      bp(static_cast<std::size_t>(kn.nr) * kp, 0xffff);
   const int src = from_f32 ? 0 : 1;
   kn.pack_a[src](from_f32 ? static_cast<const void*>(a.data.data()) : a16.data(), a.rs, a.cs, m, k,
                  ap.data());
@@ -60,7 +64,7 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
     for (std::int64_t i = 0; i < im; ++i)
       for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
-  kn.run(m, n, kp, ap.data(), bp.data(), kn.nr, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
+  kn.run(m, n, kp, ap.data(), bp.data(), 0, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
 
   const Reference r = reference_gemm(
       im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return ar.at(i, p); },
@@ -92,6 +96,148 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
           run_tile(kn, m, n, k, beta, (m + n + k) % 2 == 0);
           if (HasFatalFailure()) return;
         }
+}
+
+// KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
+// NR-wide panels, even depth): each depth pair interleaved from two rows.
+TEST_P(GemmBf16Kernel, ReadsBInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.kr != 2) GTEST_SKIP() << kn.name << ": only KR = 2 layouts read B in place";
+  const std::size_t nr = static_cast<std::size_t>(kn.nr);
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{66}})
+      for (float beta : {0.0f, 0.25f}) {
+        const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(nr),
+                   ik = static_cast<std::int64_t>(k);
+        const std::int64_t ldb = in + 7;
+        const auto seed = static_cast<std::uint32_t>(m * 41 + k);
+        Strided a = make_matrix(im, ik, true, 0, seed), b = make_matrix(ik, in, true, 7, seed + 1, 0.0f);
+        std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
+        cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
+        cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
+        cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, a.data.data(), 1);
+        cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, b.data.data(), 1);
+        std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * k, 0xffff);
+        kn.pack_a[1](a16.data(), a.rs, a.cs, m, k, ap.data());
+        Strided c = make_matrix(im, in, true, 0, seed + 2);
+        const Strided before = c;
+        kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
+        const Reference r = reference_gemm(
+            im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+            [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
+            [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+        ASSERT_TRUE(matches(
+            r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
+            << kn.name << " m=" << m << " k=" << k << " beta=" << beta;
+      }
+}
+
+// fp32 values that test the conversion: NaNs with the payload high, low or both (truncation
+// would turn 0x7f800001 into Inf), infinities, zeros, the overflow edge (0x7f7f8000 is half an ulp
+// past the largest bf16: rounds to Inf), ties both ways, denormals (VCVTNE2PS2BF16 flushes them,
+// mmla's rule rounds them: 0x007fffff becomes the smallest normal bf16), the largest finite value.
+std::vector<std::uint32_t> special_bits() {
+  return {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7fa00000u, 0xff800001u, 0x7f800000u, 0xff800000u,
+          0x00000000u, 0x80000000u, 0x7f7f8000u, 0xff7f8000u, 0x7f7f7fffu, 0x7f7fffffu, 0x3f808000u,
+          0x3f818000u, 0xbf808000u, 0x00000001u, 0x80000001u, 0x00008000u, 0x00018000u, 0x007fffffu,
+          0x807fffffu, 0x00400000u, 0x00800000u, 0x3f800001u, 0x3f807fffu};
+}
+
+// Packs an mn x k fp32 matrix (as A if as_a, else as B) given in one of three stride patterns:
+// 0 rows along k contiguous, 1 rows along mn contiguous, 2 neither (both strided).
+std::vector<std::uint16_t> pack_with(const GemmKernel& kn, bool as_a, bool from_f32, int pattern,
+                                     const std::vector<float>& values, std::size_t mn, std::size_t k) {
+  const std::size_t r = static_cast<std::size_t>(as_a ? kn.mr : kn.nr), kr = static_cast<std::size_t>(kn.kr);
+  const std::size_t panels = (mn + r - 1) / r, kp = (k + kr - 1) / kr * kr;
+  // Element (i, p) of the source at i * s_mn + p * s_k, in a buffer with gaps (pattern 2).
+  const std::ptrdiff_t s_mn = pattern == 0   ? static_cast<std::ptrdiff_t>(k)
+                              : pattern == 1 ? 1
+                                             : 2,
+                       s_k = pattern == 0   ? 1
+                             : pattern == 1 ? static_cast<std::ptrdiff_t>(mn)
+                                            : static_cast<std::ptrdiff_t>(2 * mn + 1);
+  const std::size_t span =
+      (mn - 1) * static_cast<std::size_t>(s_mn) + (k - 1) * static_cast<std::size_t>(s_k) + 1;
+  std::vector<float> f(span, std::numeric_limits<float>::quiet_NaN());
+  std::vector<std::uint16_t> h(span, 0xffff);
+  for (std::size_t i = 0; i < mn; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const std::size_t at = i * static_cast<std::size_t>(s_mn) + p * static_cast<std::size_t>(s_k);
+      f[at] = values[i * k + p];
+    }
+  cblas_sbstobf16(static_cast<int>(span), f.data(), 1, h.data(), 1);
+  std::vector<std::uint16_t> out(panels * r * kp, 0xabcd);
+  const PackFn fn = as_a ? kn.pack_a[from_f32 ? 0 : 1] : kn.pack_b[from_f32 ? 0 : 1];
+  fn(from_f32 ? static_cast<const void*>(f.data()) : h.data(), s_mn, s_k, mn, k, out.data());
+  return out;
+}
+
+// Every packer of every usable kernel produces the same bytes from fp32 (rounding while packing)
+// as from the same values rounded by cblas_sbstobf16 (docs/numerics.md's rule), special values
+// included, and the same bytes whichever strides the source has (each has its own code path: the
+// vectorised row sweeps and the strided loop).
+TEST_P(GemmBf16Kernel, PackersRoundLikeTheConversionRuleForEveryStride) {
+  const GemmKernel& kn = *GetParam();
+  const std::vector<std::uint32_t> specials = special_bits();
+  for (bool as_a : {true, false}) {
+    const std::size_t r = static_cast<std::size_t>(as_a ? kn.mr : kn.nr);
+    for (std::size_t mn : {std::size_t{1}, r - 1, r, r + 1, 2 * r + 3})
+      for (std::size_t k :
+           {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{33}, std::size_t{67}}) {
+        if (mn == 0) continue;
+        std::mt19937 gen(static_cast<std::uint32_t>(mn * 131 + k));
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        std::vector<float> values(mn * k);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+          values[i] = dist(gen);
+          if (i % 3 == 1) std::memcpy(&values[i], &specials[(i / 3) % specials.size()], sizeof(float));
+        }
+        const std::vector<std::uint16_t> expect = pack_with(kn, as_a, false, 0, values, mn, k);
+        for (int pattern = 0; pattern < 3; ++pattern)
+          for (bool from_f32 : {false, true})
+            ASSERT_EQ(expect, pack_with(kn, as_a, from_f32, pattern, values, mn, k))
+                << kn.name << (as_a ? " pack_a" : " pack_b") << " mn=" << mn << " k=" << k
+                << " stride pattern " << pattern << " from_f32=" << from_f32;
+      }
+  }
+}
+
+// What each kernel does with denormal bf16 operands and results (docs/numerics.md): the portable
+// kernel computes them exactly; VDPBF16PS (and AMX TDPBF16PS) read them as zero and flush denormal
+// results to zero, whatever MXCSR says.
+TEST_P(GemmBf16Kernel, DenormalsAsDocumented) {
+  const GemmKernel& kn = *GetParam();
+  bool flushes = false;
+  switch (kn.isa) {
+    case cpu::Isa::ref: flushes = false; break;
+    case cpu::Isa::avx512bf16:
+    case cpu::Isa::amx: flushes = true; break;
+    default: GTEST_SKIP() << "denormal behaviour not pinned for " << kn.name;
+  }
+  const std::size_t kr = static_cast<std::size_t>(kn.kr), k = kr;
+  const auto run1 = [&](std::uint16_t a0, std::uint16_t b0) {
+    std::vector<std::uint16_t> a(k, 0), b(k, 0), ap(static_cast<std::size_t>(kn.mr) * k),
+        bp(static_cast<std::size_t>(kn.nr) * k);
+    a[0] = a0, b[0] = b0;
+    kn.pack_a[1](a.data(), static_cast<std::ptrdiff_t>(k), 1, 1, k, ap.data());
+    kn.pack_b[1](b.data(), 1, 1, 1, k, bp.data());
+    float c = -1.0f;
+    kn.run(1, 1, k, ap.data(), bp.data(), 0, &c, 1, 1, 1.0f, 0.0f);
+    return c;
+  };
+  // 2^-133 (the smallest bf16 denormal) x 2^100: the exact product 2^-33 is normal.
+  const float in = run1(0x0001, 0x7180);
+  // 2^-70 x 2^-70 = 2^-140: a denormal fp32 result.
+  const float out = run1(0x1c80, 0x1c80);
+  if (flushes) {
+    EXPECT_EQ(in, 0.0f) << kn.name;
+    EXPECT_EQ(out, 0.0f) << kn.name;
+  } else {
+    EXPECT_EQ(in, 0x1p-33f) << kn.name;
+    EXPECT_EQ(out, 0x1p-140f) << kn.name;
+  }
+  // Normal operands are unaffected.
+  EXPECT_EQ(run1(0x3f80, 0x4000), 2.0f) << kn.name;
 }
 
 TEST(GemmBf16KernelRegistry, FamilyHasAPortableKernel) {
