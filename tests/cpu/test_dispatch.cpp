@@ -51,19 +51,27 @@ TEST(Dispatch, LevelsMatchTheBuildList) {
   EXPECT_EQ(levels, MMLA_TEST_ISA_LEVELS);
 }
 
-TEST(Dispatch, ChoiceIsTheHighestUsableLevelUnderTheCap) {
-  const cpu::IsaCap& cap = cpu::cap();
-  if (!cap.error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
-  const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
-  ASSERT_NE(sel.kernel, nullptr);
+// The family's kernel is usable, within the cap, and no usable kernel of the family ranks higher.
+const ukernel::GemmKernel* expect_highest_usable(ukernel::Family family, const cpu::IsaCap& cap) {
+  const auto& sel = api::selection(family);
+  EXPECT_NE(sel.kernel, nullptr);
+  if (sel.kernel == nullptr) return nullptr;
   EXPECT_TRUE(ukernel::usable(*sel.kernel));
   EXPECT_LE(cpu::rank(sel.kernel->isa), cpu::rank(cap.level));
   for (const ukernel::GemmKernel* k : ukernel::all_kernels())
     if (k->family == sel.kernel->family && ukernel::usable(*k)) {
       EXPECT_LE(cpu::rank(k->isa), cpu::rank(sel.kernel->isa)) << k->name << " is usable and preferred";
     }
+  return sel.kernel;
+}
+
+TEST(Dispatch, ChoiceIsTheHighestUsableLevelUnderTheCap) {
+  const cpu::IsaCap& cap = cpu::cap();
+  if (!cap.error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
+  const ukernel::GemmKernel* kernel = expect_highest_usable(ukernel::Family::gemm_f32_f32p_f32p, cap);
+  ASSERT_NE(kernel, nullptr);
   // The report names it.
-  EXPECT_EQ(config_line("kernel gemm_f32_f32p_f32p: ").rfind(sel.kernel->name, 0), 0u) << mmla_get_config();
+  EXPECT_EQ(config_line("kernel gemm_f32_f32p_f32p: ").rfind(kernel->name, 0), 0u) << mmla_get_config();
   if (!env("MMLA_ISA").empty()) {
     EXPECT_EQ(cpu::name(cap.level), env("MMLA_ISA"));
     EXPECT_NE(config_line("MMLA_ISA: ").find(env("MMLA_ISA")), std::string::npos);
@@ -199,15 +207,9 @@ TEST(Dispatch, InvalidIsaIsAnError) {
 TEST(Dispatch, Bf16ChoiceIsTheHighestUsableLevelUnderTheCap) {
   const cpu::IsaCap& cap = cpu::cap();
   if (!cap.error.empty()) GTEST_SKIP() << "covered by InvalidIsaIsAnError";
-  const auto& sel = api::selection(ukernel::Family::gemm_f32_bf16p_bf16p);
-  ASSERT_NE(sel.kernel, nullptr);
-  EXPECT_TRUE(ukernel::usable(*sel.kernel));
-  EXPECT_LE(cpu::rank(sel.kernel->isa), cpu::rank(cap.level));
-  for (const ukernel::GemmKernel* k : ukernel::all_kernels())
-    if (k->family == sel.kernel->family && ukernel::usable(*k)) {
-      EXPECT_LE(cpu::rank(k->isa), cpu::rank(sel.kernel->isa)) << k->name << " is usable and preferred";
-    }
-  EXPECT_EQ(api::bf16_hardware(), sel.kernel->isa != cpu::Isa::ref);
+  const ukernel::GemmKernel* kernel = expect_highest_usable(ukernel::Family::gemm_f32_bf16p_bf16p, cap);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(api::bf16_hardware(), kernel->isa != cpu::Isa::ref);
 }
 
 TEST(Dispatch, InvalidFpmathModeIsAnError) {
