@@ -24,7 +24,9 @@ set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512v
 set(MMLA_ISA_FLAGS_neon -ffp-contract=fast)  # Advanced SIMD is part of armv8-a
 set(MMLA_ISA_FLAGS_avx512bf16 ${MMLA_ISA_FLAGS_avx512} -mavx512bf16)
 set(MMLA_ISA_FLAGS_amx ${MMLA_ISA_FLAGS_avx512} -mamx-tile -mamx-bf16)
-set(MMLA_ISA_FLAGS_bf16 -march=armv8.6-a+bf16 -ffp-contract=fast)
+if(NOT DEFINED MMLA_ISA_FLAGS_bf16)  # a toolchain file may spell it its own way (zig)
+  set(MMLA_ISA_FLAGS_bf16 -march=armv8.6-a+bf16 -ffp-contract=fast)
+endif()
 
 # mmla_kernel(<arch> <isa> <path>): arch is x86_64, arm64 or any.
 macro(mmla_kernel arch isa path)

@@ -1,4 +1,5 @@
 // The CBLAS bf16 conversions (include/mmla/cblas.h), OpenBLAS's names and semantics.
+#include <cstddef>
 #include <cstdint>
 
 #include "mmla/cblas.h"
