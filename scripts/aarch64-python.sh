@@ -21,10 +21,12 @@ sysroot=$root/sysroot
 wanted=(python3.11:arm64 libpython3.11-dev:arm64 python3-numpy:arm64 libstdc++6:arm64)
 skip='^(dpkg|install-info|tar|perl|perl-base|perl-modules-.*|libperl.*|libc6-dev|libc-dev-bin|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev|rpcsvc-proto|libexpat1-dev|zlib1g-dev|libopenblas.*|libblis.*|libatlas.*|libgomp1|readline-common)$'
 
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "aarch64-python: enabling Debian's arm64 architecture (for apt-get download only)"
-  dpkg --add-architecture arm64
-  apt-get update -qq
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+  "${sudo_cmd[@]}" apt-get update -qq
 fi
 list_pkgs() {
   apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
@@ -33,7 +35,7 @@ list_pkgs() {
 }
 pkgs=$(list_pkgs)
 if ! echo "$pkgs" | grep -qx python3-numpy; then
-  apt-get update -qq # arm64 lists missing or stale
+  "${sudo_cmd[@]}" apt-get update -qq # arm64 lists missing or stale
   pkgs=$(list_pkgs)
 fi
 

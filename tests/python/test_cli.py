@@ -1,14 +1,21 @@
 """The `mmla` command: info, and bench with --json and --plot."""
 
 import json
+import os
+import shlex
 import subprocess
 import sys
 
 import pytest
 
 
+# Under qemu-user (the aarch64 wheel test) sys.executable is an aarch64 binary the host cannot exec;
+# MMLA_TEST_PYTHON names the command that runs it.
+PYTHON = shlex.split(os.environ.get("MMLA_TEST_PYTHON", "")) or [sys.executable]
+
+
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "mmla", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([*PYTHON, "-m", "mmla", *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.smoke
