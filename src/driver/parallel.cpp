@@ -20,9 +20,10 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 // Costs are in kernel multiply-adds. Packing one element costs about as much as this many of
 // them (a copy or conversion at a few elements per cycle against 32+ FMAs per cycle).
 constexpr double kPackCost = 16;
-// Multiply-adds one thread does per microsecond (fp32 ~200 GFLOPS, bf16 ~600), to price the
-// delay before workers start (threading::start_latency_us: ~1 us if they are polling, tens if
-// they sleep), which the caller's own part runs through; and for the memory-bound GEMV, elements
+// Multiply-adds one thread does per microsecond (fp32 ~200 GFLOPS, bf16 ~600), to price what
+// starting a team costs the caller (threading::start_latency_us: ~1 us if the workers are
+// polling, the wake-up system call if they sleep; a worker that starts late costs nothing more,
+// since the caller then claims its parts too); and for the memory-bound GEMV, elements
 // streamed per microsecond (~50 GB/s of fp32 from caches, ~16 from memory beyond 8 MiB).
 // Overestimates make threading more cautious.
 double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5 : 1e5; }
@@ -50,8 +51,8 @@ struct Align {
   std::size_t m, n, k;
 };
 
-// Runs the parts of `part` (thread t takes part t); K slices other than the first write to
-// private buffers that are added into C at the end.
+// Runs the parts of `part` (on the team's threads as they claim them); K slices other than the
+// first write to private buffers that are added into C at the end.
 template <class Solve>
 Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team* team, Solve&& solve) {
   const int parts = part.threads();
@@ -67,7 +68,6 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
   }
   std::atomic<bool> failed{false}, oom{false};
   const auto solve_part = [&](int t) {
-    if (t >= parts) return;  // a team larger than the partition
     const int ik = t / (part.tm * part.tn), im = t % (part.tm * part.tn) / part.tn, in = t % part.tn;
     const Range rm = split(p.m, part.tm, im, al.m), rn = split(p.n, part.tn, in, al.n);
     const Range rk = split(p.k, part.tk, ik, al.k);
@@ -101,7 +101,7 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
     if (st != Status::ok) (st == Status::out_of_memory ? oom : failed).store(true);
   };
   if (team != nullptr) {
-    team->run(solve_part);
+    team->run(parts, solve_part);
   } else {
     for (int t = 0; t < parts; ++t) solve_part(t);
   }

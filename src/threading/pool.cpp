@@ -37,6 +37,9 @@ void cpu_relax() {
 // application thread that wants the core gets it (OpenBLAS's workers do the same, for ~0.1 s).
 constexpr std::chrono::microseconds kPause{50};
 constexpr std::chrono::microseconds kSpin{2000};
+// What waking sleeping workers costs the caller: a futex wake system call per worker (a few
+// microseconds in a VM).
+constexpr double kWakeCallUs = 5;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -44,9 +47,9 @@ std::int64_t now_ns() {
       .count();
 }
 
-// Spins on `a` while it holds `old`, then blocks (futex) until it changes; *slept says which.
+// Spins on `a` while it holds `old`, then blocks (futex) until it changes.
 template <class T>
-T wait_while(const std::atomic<T>& a, T old, bool* slept = nullptr) {
+T wait_while(const std::atomic<T>& a, T old) {
   const auto start = std::chrono::steady_clock::now();
   bool yielding = false;
   for (unsigned i = 1;; ++i) {
@@ -60,7 +63,6 @@ T wait_while(const std::atomic<T>& a, T old, bool* slept = nullptr) {
       if (i % 64 == 0) yielding = std::chrono::steady_clock::now() - start > kPause;
     }
   }
-  if (slept != nullptr) *slept = true;
   for (;;) {
     a.wait(old, std::memory_order_acquire);
     const T v = a.load(std::memory_order_acquire);
@@ -71,22 +73,27 @@ T wait_while(const std::atomic<T>& a, T old, bool* slept = nullptr) {
 struct Job {
   void (*call)(void*, int);
   void* fn;
-  std::int64_t posted_ns;  // when the caller handed it out
+  int parts;
+  std::atomic<int> next{0};  // the next unclaimed part
 };
 
-// How long a sleeping worker takes to start a job (futex wake-up and scheduling), a moving
-// average over the wake-ups seen; it is tens of microseconds in some VMs, a few on bare metal.
-// Starts at a conservative guess.
-std::atomic<float> g_wake_us{50.0f};
+// A worker's slot holds nullptr (idle), the job offered to it, or kTaken once it has claimed that
+// job: the caller withdraws an offer only while it is still unclaimed.
+Job kTakenJob{nullptr, nullptr, 0};
+Job* const kTaken = &kTakenJob;
+
+// Runs parts of `job` until none is left.
+void claim_parts(Job& job) {
+  for (int i; (i = job.next.fetch_add(1, std::memory_order_relaxed)) < job.parts;) job.call(job.fn, i);
+}
 
 struct Pool;
 
 // One slot per worker, on its own cache line: the caller hands a job to exactly the workers of its
 // team, so a worker never sees a job that is not its own.
 struct alignas(64) Worker {
-  std::atomic<const Job*> job{nullptr};
+  std::atomic<Job*> job{nullptr};
   Pool* pool = nullptr;
-  int index = 0;
 };
 
 thread_local bool t_in_team = false;
@@ -111,7 +118,6 @@ struct Pool {
     while (workers.size() < count) {
       auto w = std::make_unique<Worker>();
       w->pool = this;
-      w->index = static_cast<int>(workers.size()) + 1;
       try {
         std::thread(worker_main, w.get()).detach();
       } catch (...) {
@@ -128,15 +134,11 @@ struct Pool {
 void worker_main(Worker* w) {
   t_in_team = true;  // a GEMM called from inside a job runs on this thread alone
   for (;;) {
-    bool slept = false;
-    const Job* job = wait_while<const Job*>(w->job, nullptr, &slept);
-    if (slept) {
-      // Clamped: one wake-up that lost the CPU to another process must not switch threading off.
-      const float us = std::min(static_cast<float>(now_ns() - job->posted_ns) * 1e-3f, 500.0f);
-      g_wake_us.store(0.875f * g_wake_us.load(std::memory_order_relaxed) + 0.125f * us,
-                      std::memory_order_relaxed);
-    }
-    job->call(job->fn, w->index);  // the last use of *job
+    Job* job = wait_while<Job*>(w->job, nullptr);
+    // The caller may have withdrawn the offer meanwhile (the slot is then nullptr again).
+    if (!w->job.compare_exchange_strong(job, kTaken, std::memory_order_acquire, std::memory_order_relaxed))
+      continue;
+    claim_parts(*job);  // the last use of *job
     w->job.store(nullptr, std::memory_order_relaxed);
     if (w->pool->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->pool->pending.notify_one();
   }
@@ -187,7 +189,7 @@ double start_latency_us() {
     // Workers still spinning start within a microsecond; leave a margin before their spin ends.
     if (idle_ns < std::chrono::nanoseconds(kSpin).count() * 3 / 4) return 1.0;
   }
-  return g_wake_us.load(std::memory_order_relaxed);
+  return kWakeCallUs;
 }
 
 Team::Team(int wanted) {
@@ -203,26 +205,37 @@ Team::~Team() {
   if (pool_ != nullptr) static_cast<Pool*>(pool_)->busy.store(false, std::memory_order_release);
 }
 
-void Team::run_erased(void (*call)(void*, int), void* fn) {
-  if (size_ == 1) {
-    const bool was = t_in_team;
+void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
+  Job job{call, fn, parts};
+  const bool was = t_in_team;
+  const int helpers = std::min(size_, parts) - 1;
+  if (helpers <= 0) {
     t_in_team = true;
-    call(fn, 0);
+    claim_parts(job);
     t_in_team = was;
     return;
   }
   Pool* p = static_cast<Pool*>(pool_);
-  const Job job{call, fn, now_ns()};
-  p->pending.store(size_ - 1, std::memory_order_relaxed);
-  for (int t = 1; t < size_; ++t) {
-    Worker& w = *p->workers[static_cast<std::size_t>(t - 1)];
+  p->pending.store(helpers, std::memory_order_relaxed);
+  for (int t = 0; t < helpers; ++t) {
+    Worker& w = *p->workers[static_cast<std::size_t>(t)];
     w.job.store(&job, std::memory_order_release);
     w.job.notify_one();
   }
   t_in_team = true;
-  call(fn, 0);
-  t_in_team = false;
-  for (int left = p->pending.load(std::memory_order_acquire); left != 0;) left = wait_while(p->pending, left);
+  claim_parts(job);
+  t_in_team = was;
+  // Every part is claimed; a worker that has not picked up its offer yet is not waited for.
+  int withdrawn = 0;
+  for (int t = 0; t < helpers; ++t) {
+    Job* offered = &job;
+    if (p->workers[static_cast<std::size_t>(t)]->job.compare_exchange_strong(
+            offered, nullptr, std::memory_order_relaxed, std::memory_order_relaxed))
+      ++withdrawn;
+  }
+  int left = withdrawn == 0 ? p->pending.load(std::memory_order_acquire)
+                            : p->pending.fetch_sub(withdrawn, std::memory_order_acq_rel) - withdrawn;
+  while (left != 0) left = wait_while(p->pending, left);
   p->last_end_ns.store(now_ns(), std::memory_order_relaxed);
 }
 

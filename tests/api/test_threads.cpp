@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -157,10 +158,10 @@ TEST_F(Threads, ConcurrentCallsFromEightThreadsAreCorrect) {
 TEST_F(Threads, CallsFromInsideAPoolJobDoNotDeadlock) {
   threading::Team team(2);
   std::atomic<int> ok{0};
-  team.run([&](int t) {
-    if (run_and_check(Kind::f32, 200, 150, 300, static_cast<std::uint32_t>(t))) ok.fetch_add(1);
+  team.run(4, [&](int i) {
+    if (run_and_check(Kind::f32, 200, 150, 300, static_cast<std::uint32_t>(i))) ok.fetch_add(1);
   });
-  EXPECT_EQ(ok.load(), team.size());
+  EXPECT_EQ(ok.load(), 4);
 }
 
 // Runs `child` in a forked process that must exit 0 within 60 s.
@@ -187,10 +188,15 @@ TEST_F(Threads, ChildOfForkHasAWorkingPool) {
   expect_child_succeeds([] {
     if (!run_and_check(Kind::f32, 256, 256, 256, 2) || !run_and_check(Kind::gemv_row, 1, 3000, 800, 3))
       return false;
-    threading::Team team(2);  // the child's own pool gives a full team that runs
-    std::atomic<int> runs{0};
-    team.run([&](int) { runs.fetch_add(1); });
-    return team.size() == 2 && runs.load() == 2;
+    threading::Team team(2);  // the child's own pool gives a full team whose worker takes parts
+    const auto caller = std::this_thread::get_id();
+    std::atomic<int> runs{0}, elsewhere{0};
+    team.run(200, [&](int) {
+      runs.fetch_add(1);
+      if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    return team.size() == 2 && runs.load() == 200 && elsewhere.load() > 0;
   });
   ASSERT_TRUE(run_and_check(Kind::f32, 256, 256, 256, 4)) << "the parent's pool still works";
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,28 +19,43 @@ namespace {
 
 using threading::Team;
 
-TEST(Pool, EveryMemberRunsOnceOnItsOwnThread) {
+TEST(Pool, EveryPartRunsExactlyOnce) {
   for (int wanted : {1, 2, 3, 5}) {
-    for (int round = 0; round < 20; ++round) {  // the same workers, reused
-      Team team(wanted);
-      ASSERT_GE(team.size(), 1);
-      ASSERT_LE(team.size(), wanted);
-      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(team.size()));
-      std::vector<std::thread::id> ids(static_cast<std::size_t>(team.size()));
-      team.run([&](int t) {
-        runs[static_cast<std::size_t>(t)].fetch_add(1);
-        ids[static_cast<std::size_t>(t)] = std::this_thread::get_id();
-        EXPECT_TRUE(threading::in_team());
-      });
-      for (int t = 0; t < team.size(); ++t) {
-        EXPECT_EQ(runs[static_cast<std::size_t>(t)].load(), 1) << "member " << t;
-        for (int u = 0; u < t; ++u)
-          EXPECT_NE(ids[static_cast<std::size_t>(t)], ids[static_cast<std::size_t>(u)]);
+    for (int parts : {1, 2, 3, 7, 64}) {
+      for (int round = 0; round < 20; ++round) {  // the same workers, reused; offers withdrawn or taken
+        Team team(wanted);
+        ASSERT_GE(team.size(), 1);
+        ASSERT_LE(team.size(), wanted);
+        std::vector<std::atomic<int>> runs(static_cast<std::size_t>(parts));
+        std::atomic<int> first_on_caller{-1};
+        const auto caller = std::this_thread::get_id();
+        team.run(parts, [&](int i) {
+          ASSERT_GE(i, 0);
+          ASSERT_LT(i, parts);
+          runs[static_cast<std::size_t>(i)].fetch_add(1);
+          if (i == 0) first_on_caller = std::this_thread::get_id() == caller;
+          EXPECT_TRUE(threading::in_team());
+        });
+        for (int i = 0; i < parts; ++i)
+          EXPECT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << "part " << i;
+        EXPECT_EQ(first_on_caller.load(), 1) << "the caller claims part 0";
+        EXPECT_FALSE(threading::in_team());
       }
-      EXPECT_EQ(ids[0], std::this_thread::get_id()) << "member 0 is the caller";
-      EXPECT_FALSE(threading::in_team());
     }
   }
+}
+
+TEST(Pool, WorkersTakeParts) {
+  // Parts that last long enough for any sleeping worker to wake: some run off the caller's thread.
+  Team team(2);
+  ASSERT_EQ(team.size(), 2);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  team.run(200, [&](int) {
+    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_GT(elsewhere.load(), 0);
 }
 
 TEST(Pool, AFreePoolGivesTheWholeTeam) {
@@ -51,18 +67,18 @@ TEST(Pool, NestedTeamsRunAlone) {
   Team outer(2);
   ASSERT_EQ(outer.size(), 2);
   std::atomic<int> inner_sizes{0}, inner_runs{0};
-  outer.run([&](int) {
+  outer.run(2, [&](int) {
     Team inner(4);  // from the caller (inside run) and from a worker: both alone, no deadlock
     inner_sizes.fetch_add(inner.size());
-    inner.run([&](int) { inner_runs.fetch_add(1); });
+    inner.run(3, [&](int) { inner_runs.fetch_add(1); });
   });
-  EXPECT_EQ(inner_sizes.load(), 2);
-  EXPECT_EQ(inner_runs.load(), 2);
+  EXPECT_EQ(inner_sizes.load(), 2);  // both parts of the outer team, each alone
+  EXPECT_EQ(inner_runs.load(), 6);
 }
 
 TEST(Pool, ConcurrentCallersNeverWaitForEachOther) {
   // 8 application threads ask for teams at once: at most one holds the pool, the rest run alone,
-  // every job runs exactly its team's size times.
+  // every part of every job runs exactly once.
   std::atomic<int> holders{0}, max_holders{0}, total{0}, expected{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
@@ -75,8 +91,9 @@ TEST(Pool, ConcurrentCallersNeverWaitForEachOther) {
           while (h > m && !max_holders.compare_exchange_weak(m, h)) {
           }
         }
-        expected.fetch_add(team.size());
-        team.run([&](int) { total.fetch_add(1); });
+        const int parts = 1 + r % 4;
+        expected.fetch_add(parts);
+        team.run(parts, [&](int) { total.fetch_add(1); });
         if (team.size() > 1) holders.fetch_sub(1);
       }
     });
