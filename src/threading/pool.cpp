@@ -215,6 +215,8 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
     t_in_team = was;
     return;
   }
+  // Part 0 is the caller's before any worker can see the job.
+  const int first = job.next.fetch_add(1, std::memory_order_relaxed);
   Pool* p = static_cast<Pool*>(pool_);
   p->pending.store(helpers, std::memory_order_relaxed);
   for (int t = 0; t < helpers; ++t) {
@@ -223,6 +225,7 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
     w.job.notify_one();
   }
   t_in_team = true;
+  call(fn, first);
   claim_parts(job);
   t_in_team = was;
   // Every part is claimed; a worker that has not picked up its offer yet is not waited for.
