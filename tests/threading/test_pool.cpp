@@ -58,6 +58,39 @@ TEST(Pool, WorkersTakeParts) {
   EXPECT_GT(elsewhere.load(), 0);
 }
 
+// Cpus_allowed_list of every thread of this process.
+std::vector<std::string> thread_cpu_lists() {
+  std::vector<std::string> lists;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) lists.push_back(line);
+  }
+  return lists;
+}
+
+TEST(Pool, WorkersKeepTheirCpusAfterBeingMovedOffTheCallers) {
+#if defined(MMLA_TEST_EMULATED)
+  GTEST_SKIP() << "qemu-user's /proc/self/task is the host's view";
+#endif
+  // After a sleep longer than the workers' polling, a team moves its woken workers off the caller's
+  // CPU; each takes its own CPUs back when it runs, so no thread is left narrowed.
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Team team(2);
+    ASSERT_EQ(team.size(), 2);
+    std::atomic<int> runs{0};
+    team.run(50, [&](int) {
+      runs.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    EXPECT_EQ(runs.load(), 50);
+  }
+  const std::vector<std::string> lists = thread_cpu_lists();
+  ASSERT_GE(lists.size(), 2u);
+  for (const std::string& l : lists) EXPECT_EQ(l, lists.front());
+}
+
 TEST(Pool, AFreePoolGivesTheWholeTeam) {
   Team team(3);
   EXPECT_EQ(team.size(), 3);
