@@ -73,7 +73,7 @@ std::string make_report() {
       << "; prepacked: KC=" << s.blocking.kc_packed << " NC=" << s.blocking.nc_packed << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {
-      o << "  tile set (each call takes the one that pads M least):";
+      o << "  tile set (each call takes the one that pads C least):";
       for (const auto& t : s.tiles)
         o << " " << t.kernel->name << " [MC=" << t.blocking.mc << " KC=" << t.blocking.kc
           << " NC=" << t.blocking.nc << "]";

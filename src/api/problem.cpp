@@ -154,13 +154,16 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
   return true;
 }
 
-const Selection::Tile& Selection::tile_for(std::size_t m) const {
+const Selection::Tile& Selection::tile_for(std::size_t m, std::size_t n) const {
   const Tile* best = &tiles.front();
-  std::size_t best_waste = SIZE_MAX;
+  double best_area = 0;
   for (const Tile& t : tiles) {
-    const std::size_t mr = static_cast<std::size_t>(t.kernel->mr);
-    const std::size_t waste = (m + mr - 1) / mr * mr - m;
-    if (waste < best_waste) best = &t, best_waste = waste;
+    const auto padded = [](std::size_t v, int r) {
+      const auto u = static_cast<std::size_t>(r);
+      return static_cast<double>((v + u - 1) / u * u);
+    };
+    const double area = padded(m, t.kernel->mr) * padded(n, t.kernel->nr);
+    if (&t == &tiles.front() || area < best_area) best = &t, best_area = area;
   }
   return *best;
 }
@@ -250,7 +253,7 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
       if (t.kernel == p.b_layout->kernel) packed_tile = &t;
   if (p.b_packed != nullptr && packed_tile == nullptr)
     return fail(MMLA_STATUS_INTERNAL_ERROR, "the packed kernel is not in its family's tile set");
-  const Selection::Tile& tile = p.b_packed != nullptr ? *packed_tile : s.tile_for(p.m);
+  const Selection::Tile& tile = p.b_packed != nullptr ? *packed_tile : s.tile_for(p.m, p.n);
   if (driver::gemm_threaded(*tile.kernel, tile.blocking, p, num_threads()) != driver::Status::ok)
     return fail(MMLA_STATUS_OUT_OF_MEMORY, "could not allocate the packing buffers");
   return MMLA_STATUS_SUCCESS;

@@ -43,9 +43,9 @@ struct Selection {
   std::vector<Tile> tiles;
   std::string why;
 
-  // The tile for an M-row problem: the one that pads M least to a multiple of its MR (rows of a
-  // partial panel are computed and thrown away); ties go to the earlier one.
-  const Tile& tile_for(std::size_t m) const;
+  // The tile for an m x n C: the one that pads it least, to multiples of its MR and NR (the rows
+  // and columns of partial tiles are computed and thrown away); ties go to the earlier one.
+  const Tile& tile_for(std::size_t m, std::size_t n) const;
 };
 const Selection& selection(ukernel::Family family);
 

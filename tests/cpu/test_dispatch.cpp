@@ -89,15 +89,17 @@ TEST(Dispatch, TileSetAndTheTileForEachM) {
   for (const ukernel::GemmKernel* k : ukernel::all_kernels())
     same_level += k->family == sel.kernel->family && k->isa == sel.kernel->isa && ukernel::usable(*k);
   EXPECT_EQ(sel.tiles.size(), same_level);
-  // The tile for M pads M least.
-  for (std::size_t m : {1, 2, 7, 8, 12, 24, 32, 100, 128, 1000}) {
-    const auto waste = [m](const ukernel::GemmKernel* k) {
-      const std::size_t mr = static_cast<std::size_t>(k->mr);
-      return (m + mr - 1) / mr * mr - m;
-    };
-    const auto& chosen = sel.tile_for(m);
-    for (const auto& t : sel.tiles) EXPECT_LE(waste(chosen.kernel), waste(t.kernel)) << "m=" << m;
-  }
+  // The tile for an m x n C pads it least.
+  for (std::size_t m : {1, 2, 7, 8, 12, 24, 32, 100, 128, 256, 1000})
+    for (std::size_t n : {1, 16, 32, 48, 100, 256, 768, 4096}) {
+      const auto padded_area = [m, n](const ukernel::GemmKernel* k) {
+        const std::size_t mr = static_cast<std::size_t>(k->mr), nr = static_cast<std::size_t>(k->nr);
+        return (m + mr - 1) / mr * mr * ((n + nr - 1) / nr * nr);
+      };
+      const auto& chosen = sel.tile_for(m, n);
+      for (const auto& t : sel.tiles)
+        EXPECT_LE(padded_area(chosen.kernel), padded_area(t.kernel)) << "m=" << m << " n=" << n;
+    }
 }
 
 TEST(Dispatch, ExpectedKernelAndFeatures) {
