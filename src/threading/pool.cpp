@@ -96,25 +96,26 @@ struct Pool;
 struct alignas(64) Worker {
   std::atomic<Job*> job{nullptr};
   Pool* pool = nullptr;
-  // Its thread id and the CPUs it may run on, published by the worker when it starts (tid != 0),
-  // and whether a caller has since narrowed those CPUs (see move_off_callers_cpu).
+  // Its thread id and the CPUs it may run on, published by the worker when it starts (tid != 0).
   std::atomic<pid_t> tid{0};
   cpu_set_t home;
-  std::atomic<bool> moved{false};
 };
 
 // A worker woken after a long sleep can be queued on the caller's own CPU, behind the caller
 // (seen in VMs, where the other vCPU, halted for a while, does not count as idle): it would not
 // run until the scheduler's next balancing tick, milliseconds later. Leaving it every CPU but the
-// caller's makes the kernel move it at once; the worker takes its own CPUs back when it runs.
-void move_off_callers_cpu(Worker& w) {
+// caller's makes the kernel move it at once; the caller gives it its CPUs back when the team ends
+// (restore_cpus). Returns whether it narrowed them.
+bool move_off_callers_cpu(Worker& w) {
   const pid_t tid = w.tid.load(std::memory_order_acquire);
   const int cpu = sched_getcpu();
-  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &w.home)) return;
+  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &w.home)) return false;
   cpu_set_t away = w.home;
   CPU_CLR(cpu, &away);
-  if (CPU_COUNT(&away) > 0 && sched_setaffinity(tid, sizeof away, &away) == 0)
-    w.moved.store(true, std::memory_order_release);
+  return CPU_COUNT(&away) > 0 && sched_setaffinity(tid, sizeof away, &away) == 0;
+}
+void restore_cpus(Worker& w) {
+  sched_setaffinity(w.tid.load(std::memory_order_relaxed), sizeof w.home, &w.home);
 }
 
 thread_local bool t_in_team = false;
@@ -158,7 +159,6 @@ void worker_main(Worker* w) {
     w->tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
   for (;;) {
     Job* job = wait_while<Job*>(w->job, nullptr);
-    if (w->moved.exchange(false, std::memory_order_acq_rel)) sched_setaffinity(0, sizeof w->home, &w->home);
     // The caller may have withdrawn the offer meanwhile (the slot is then nullptr again).
     if (!w->job.compare_exchange_strong(job, kTaken, std::memory_order_acquire, std::memory_order_relaxed))
       continue;
@@ -243,12 +243,13 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
   const int first = job.next.fetch_add(1, std::memory_order_relaxed);
   Pool* p = static_cast<Pool*>(pool_);
   const bool asleep = start_latency_us() > 1.0;
+  std::uint64_t moved = 0;  // workers (of the first 64) whose CPUs were narrowed
   p->pending.store(helpers, std::memory_order_relaxed);
   for (int t = 0; t < helpers; ++t) {
     Worker& w = *p->workers[static_cast<std::size_t>(t)];
     w.job.store(&job, std::memory_order_release);
     w.job.notify_one();
-    if (asleep) move_off_callers_cpu(w);
+    if (asleep && t < 64 && move_off_callers_cpu(w)) moved |= std::uint64_t{1} << t;
   }
   t_in_team = true;
   call(fn, first);
@@ -265,6 +266,8 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
   int left = withdrawn == 0 ? p->pending.load(std::memory_order_acquire)
                             : p->pending.fetch_sub(withdrawn, std::memory_order_acq_rel) - withdrawn;
   while (left != 0) left = wait_while(p->pending, left);
+  for (int t = 0; moved != 0; ++t, moved >>= 1)
+    if (moved & 1) restore_cpus(*p->workers[static_cast<std::size_t>(t)]);
   p->last_end_ns.store(now_ns(), std::memory_order_relaxed);
 }
 

@@ -74,7 +74,7 @@ TEST(Pool, WorkersKeepTheirCpusAfterBeingMovedOffTheCallers) {
   GTEST_SKIP() << "qemu-user's /proc/self/task is the host's view";
 #endif
   // After a sleep longer than the workers' polling, a team moves its woken workers off the caller's
-  // CPU; each takes its own CPUs back when it runs, so no thread is left narrowed.
+  // CPU; the caller gives them their CPUs back when the team ends, so no thread is left narrowed.
   for (int round = 0; round < 3; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     Team team(2);
