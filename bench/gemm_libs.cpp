@@ -23,8 +23,8 @@ void set_thread_environment(int threads) {
                           "MMLA_NUM_THREADS"})
     setenv(var, n.c_str(), 1);
   // OpenBLAS's idle workers spin for 2^28 cycles (~0.1 s) by default, stealing a core from whichever
-  // library runs next on a small machine; 2^22 (~1 ms) is about libgomp's and mmla's spin, so
-  // a --settle of a few ms lets every library start without another one spinning. Kept if the user set it.
+  // library runs next on a small machine; 2^22 (~1 ms) is about mmla's spin (libgomp's is longer:
+  // docs/benchmarking.md). Kept if the user set it.
   if (threads > 1) setenv("OPENBLAS_THREAD_TIMEOUT", "22", 0);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "cpu/cpu.hpp"
@@ -155,15 +156,15 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
 }
 
 const Selection::Tile& Selection::tile_for(std::size_t m, std::size_t n) const {
+  const auto padded = [](std::size_t v, int r) {
+    const auto u = static_cast<std::size_t>(r);
+    return static_cast<double>((v + u - 1) / u * u);
+  };
   const Tile* best = &tiles.front();
-  double best_area = 0;
+  double best_area = std::numeric_limits<double>::infinity();
   for (const Tile& t : tiles) {
-    const auto padded = [](std::size_t v, int r) {
-      const auto u = static_cast<std::size_t>(r);
-      return static_cast<double>((v + u - 1) / u * u);
-    };
     const double area = padded(m, t.kernel->mr) * padded(n, t.kernel->nr);
-    if (&t == &tiles.front() || area < best_area) best = &t, best_area = area;
+    if (area < best_area) best = &t, best_area = area;
   }
   return *best;
 }

@@ -99,23 +99,26 @@ struct alignas(64) Worker {
   // Its thread id and the CPUs it may run on, published by the worker when it starts (tid != 0).
   std::atomic<pid_t> tid{0};
   cpu_set_t home;
+  bool narrowed = false;  // by move_off_callers_cpu; read and written only by the pool's holder
 };
 
 // A worker woken after a long sleep can be queued on the caller's own CPU, behind the caller
 // (seen in VMs, where the other vCPU, halted for a while, does not count as idle): it would not
 // run until the scheduler's next balancing tick, milliseconds later. Leaving it every CPU but the
 // caller's makes the kernel move it at once; the caller gives it its CPUs back when the team ends
-// (restore_cpus). Returns whether it narrowed them.
-bool move_off_callers_cpu(Worker& w) {
+// (restore_cpus).
+void move_off_callers_cpu(Worker& w) {
   const pid_t tid = w.tid.load(std::memory_order_acquire);
   const int cpu = sched_getcpu();
-  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &w.home)) return false;
+  if (tid == 0 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &w.home)) return;
   cpu_set_t away = w.home;
   CPU_CLR(cpu, &away);
-  return CPU_COUNT(&away) > 0 && sched_setaffinity(tid, sizeof away, &away) == 0;
+  w.narrowed = CPU_COUNT(&away) > 0 && sched_setaffinity(tid, sizeof away, &away) == 0;
 }
 void restore_cpus(Worker& w) {
+  if (!w.narrowed) return;
   sched_setaffinity(w.tid.load(std::memory_order_relaxed), sizeof w.home, &w.home);
+  w.narrowed = false;
 }
 
 thread_local bool t_in_team = false;
@@ -206,14 +209,16 @@ bool in_openmp_parallel() {
 
 bool in_team() { return t_in_team; }
 
+// Whether the workers are still polling after the last team (with a margin before their spin ends).
+bool workers_polling(const Pool& p) {
+  const std::int64_t idle_ns = now_ns() - p.last_end_ns.load(std::memory_order_relaxed);
+  return idle_ns < std::chrono::nanoseconds(kSpin).count() * 3 / 4;
+}
+
 double start_latency_us() {
   const Pool* p = g_pool.load(std::memory_order_acquire);
-  if (p != nullptr) {
-    const std::int64_t idle_ns = now_ns() - p->last_end_ns.load(std::memory_order_relaxed);
-    // Workers still spinning start within a microsecond; leave a margin before their spin ends.
-    if (idle_ns < std::chrono::nanoseconds(kSpin).count() * 3 / 4) return 1.0;
-  }
-  return kWakeCallUs;
+  // Polling workers start within a microsecond.
+  return p != nullptr && workers_polling(*p) ? 1.0 : kWakeCallUs;
 }
 
 Team::Team(int wanted) {
@@ -242,14 +247,13 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
   // Part 0 is the caller's before any worker can see the job.
   const int first = job.next.fetch_add(1, std::memory_order_relaxed);
   Pool* p = static_cast<Pool*>(pool_);
-  const bool asleep = start_latency_us() > 1.0;
-  std::uint64_t moved = 0;  // workers (of the first 64) whose CPUs were narrowed
+  const bool asleep = !workers_polling(*p);
   p->pending.store(helpers, std::memory_order_relaxed);
   for (int t = 0; t < helpers; ++t) {
     Worker& w = *p->workers[static_cast<std::size_t>(t)];
     w.job.store(&job, std::memory_order_release);
     w.job.notify_one();
-    if (asleep && t < 64 && move_off_callers_cpu(w)) moved |= std::uint64_t{1} << t;
+    if (asleep) move_off_callers_cpu(w);
   }
   t_in_team = true;
   call(fn, first);
@@ -266,8 +270,7 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
   int left = withdrawn == 0 ? p->pending.load(std::memory_order_acquire)
                             : p->pending.fetch_sub(withdrawn, std::memory_order_acq_rel) - withdrawn;
   while (left != 0) left = wait_while(p->pending, left);
-  for (int t = 0; moved != 0; ++t, moved >>= 1)
-    if (moved & 1) restore_cpus(*p->workers[static_cast<std::size_t>(t)]);
+  for (int t = 0; t < helpers; ++t) restore_cpus(*p->workers[static_cast<std::size_t>(t)]);
   p->last_end_ns.store(now_ns(), std::memory_order_relaxed);
 }
 
