@@ -1,4 +1,5 @@
 // Prepacked weights (include/mmla/mmla.h): pack B once in the chosen kernel's layout, multiply any A.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -75,11 +76,15 @@ mmla_status pack_b(const char* fname, mmla_layout layout, mmla_transpose trans_b
   auto* h = new (std::nothrow) mmla_packed_matrix{};
   if (h == nullptr)
     return mmla::api::fail(MMLA_STATUS_OUT_OF_MEMORY, std::string(fname) + ": no memory for the handle");
-  h->layout.kernel = sel.kernel;
+  // The tile that pads n least (m is not known yet); any tile of the set may run it.
+  const mmla::api::Selection::Tile& tile = sel.tile_for_columns(static_cast<std::size_t>(n));
+  h->layout.kernel = tile.kernel;
   h->layout.k = static_cast<std::size_t>(k);
   h->layout.n = static_cast<std::size_t>(n);
-  h->layout.kc = sel.blocking.kc_packed;
-  h->layout.nc = sel.blocking.nc_packed;
+  h->layout.kc =
+      mmla::driver::balanced_depth(h->layout.k, tile.blocking.kc_packed,
+                                   std::max<std::size_t>(static_cast<std::size_t>(tile.kernel->kr), 8));
+  h->layout.nc = tile.blocking.nc_packed;
   if (k > 0 && n > 0) {
     h->bytes = h->layout.bytes();
     const std::size_t rounded = (h->bytes + 63) / 64 * 64;
@@ -169,10 +174,11 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
   if (const std::string e = mmla::api::environment_error(); !e.empty())
     return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
   const mmla::api::Selection& sel = packed_selection(b->from_bf16);
-  if (sel.kernel != b->layout.kernel) {
+  if (std::none_of(sel.tiles.begin(), sel.tiles.end(),
+                   [&](const mmla::api::Selection::Tile& t) { return t.kernel == b->layout.kernel; })) {
     reject(&err, 9,
-           std::string("B was packed for kernel ") + b->layout.kernel->name + ", but this call uses " +
-               sel.kernel->name);
+           std::string("B was packed for kernel ") + b->layout.kernel->name +
+               ", but this call uses the tiles of " + sel.kernel->name);
     return mmla::api::argument_error("mmla_gemm_packed", err);
   }
   p.b = nullptr;

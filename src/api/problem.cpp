@@ -155,16 +155,29 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
   return true;
 }
 
+namespace {
+double padded(std::size_t v, int r) {
+  const auto u = static_cast<std::size_t>(r);
+  return static_cast<double>((v + u - 1) / u * u);
+}
+}  // namespace
+
 const Selection::Tile& Selection::tile_for(std::size_t m, std::size_t n) const {
-  const auto padded = [](std::size_t v, int r) {
-    const auto u = static_cast<std::size_t>(r);
-    return static_cast<double>((v + u - 1) / u * u);
-  };
   const Tile* best = &tiles.front();
   double best_area = std::numeric_limits<double>::infinity();
   for (const Tile& t : tiles) {
     const double area = padded(m, t.kernel->mr) * padded(n, t.kernel->nr);
     if (area < best_area) best = &t, best_area = area;
+  }
+  return *best;
+}
+
+const Selection::Tile& Selection::tile_for_columns(std::size_t n) const {
+  const Tile* best = &tiles.front();
+  double best_width = std::numeric_limits<double>::infinity();
+  for (const Tile& t : tiles) {
+    const double width = padded(n, t.kernel->nr);
+    if (width < best_width) best = &t, best_width = width;
   }
   return *best;
 }

@@ -46,6 +46,8 @@ struct Selection {
   // The tile for an m x n C: the one that pads it least, to multiples of its MR and NR (the rows
   // and columns of partial tiles are computed and thrown away); ties go to the earlier one.
   const Tile& tile_for(std::size_t m, std::size_t n) const;
+  // The same when only n is known (a prepacked B): the one that pads n least.
+  const Tile& tile_for_columns(std::size_t n) const;
 };
 const Selection& selection(ukernel::Family family);
 

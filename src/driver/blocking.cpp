@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 
 #include "driver/gemm_driver.hpp"
 
@@ -8,19 +7,21 @@ namespace {
 std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / to * to); }
 }  // namespace
 
-// The model (docs/blocking.md, with the measurements behind it):
-// - Many rows of A (more than one MC block): C is read and written once per KC block, and those
-//   misses, not the L1 residency of B, are what costs; the kernels stream their B micro-panel from
-//   L2 at a fraction of its bandwidth. So KC is as deep as keeps the KC x NR micro-panel of B
-//   within 1/16 of L2 (at most 1024); the MC x KC block of A takes a third of L2; the KC x NC
-//   block of B half of the L3 share (capped: a VM may report a huge shared L3).
-// - All of M in one MC block: each B micro-panel serves few A panels, so it should sit in L1:
-//   KC from two thirds of L1 (the BLIS rule), NC again from the L3 share.
-// - A prepacked B serves any M: KC between the two (their geometric mean).
-// - The AVX512_BF16 kernels get twice the depth of every rule: a VDPBF16PS does twice the
-//   multiply-adds of an fp32 FMA, so a call of the same depth is half as long and its fixed cost
-//   (~300 cycles: C tile, epilogue) weighs twice as much; measured, deeper was faster up to the
-//   cap (docs/blocking.md).
+// The model (docs/blocking.md, with the measurements behind it). The driver's inner loops run each
+// KC x NR micro-panel of B against every MR x KC panel of the MC x KC block of A, so L2 holds that
+// block of A and the micro-panel of B; C is read and written once per KC block, and a kernel
+// call's fixed cost (its C tile, ~150 cycles) is paid once per KC of depth.
+// - Many rows of A: KC as deep as keeps the micro-panel of B in a quarter of L2 (at most 2048),
+//   the block of A in the other three quarters. Measured on Zen 4, deeper won up to that
+//   (2048^3: KC 512 -> 2048, 106 -> 110 GFLOPS), though the kernels then stream A's panels from
+//   L2 rather than B's from L1. The KC x NC block of B takes the L3 share (capped: a VM may
+//   report a huge shared L3); half of it cost 2.5% at 4096^3, A being packed once per NC block.
+// - All of M in one MC block with B packed per call: each B micro-panel serves few A panels, so
+//   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
+//   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
+//   same depth is half as long and its fixed cost weighs twice as much.
+// - A prepacked B serves any M, and costs no packing per call: the many-rows KC and NC (measured
+//   on Zen 4, KC 2048 was as fast as or faster than KC 192-1024 from M = 8 to 4096).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
   const std::size_t elem = k.elem_size;
   const std::size_t depth_scale = k.isa == cpu::Isa::avx512bf16 ? 2 : 1;
@@ -29,19 +30,25 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& cache
   constexpr std::size_t kMaxL3Share = 16u << 20;
   const std::size_t l3 = std::min(caches.l3, kMaxL3Share);
   const auto nc_for = [&](std::size_t kc) {
-    return round_down(std::clamp<std::size_t>(l3 / 2 / (kc * elem), nr, 8192), nr);
+    return round_down(std::clamp<std::size_t>(l3 / (kc * elem), nr, 8192), nr);
   };
   Blocking b;
-  b.kc = round_down(std::clamp<std::size_t>(caches.l2 * depth_scale / 16 / (nr * elem), 64, 1024), kr_round);
-  b.mc = round_down(std::clamp<std::size_t>(caches.l2 / 3 / (b.kc * elem), mr, 4096), mr);
+  b.kc = round_down(std::clamp<std::size_t>(caches.l2 / 4 / (nr * elem), 64, 2048), kr_round);
+  b.mc = round_down(std::clamp<std::size_t>(caches.l2 * 3 / 4 / (b.kc * elem), mr, 4096), mr);
   b.nc = nc_for(b.kc);
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
-  b.kc_packed =
-      round_down(static_cast<std::size_t>(std::sqrt(static_cast<double>(b.kc * b.kc_one_pass))), kr_round);
-  b.nc_packed = nc_for(b.kc_packed);
+  b.kc_packed = b.kc;
+  b.nc_packed = b.nc;
   return b;
+}
+
+std::size_t balanced_depth(std::size_t k, std::size_t kc, std::size_t round) {
+  if (k <= kc) return kc;
+  const std::size_t blocks = (k + kc - 1) / kc;
+  const std::size_t even = ((k + blocks - 1) / blocks + round - 1) / round * round;
+  return std::min(kc, even);
 }
 
 }  // namespace mmla::driver

@@ -16,7 +16,7 @@ struct Blocking {
   // KC and NC when all of M fits one MC block (each packed B block is then used by few rows of A,
   // once): there the B micro-panel's L1 residency matters more than C traffic. 0: same as kc/nc.
   std::size_t kc_one_pass = 0, nc_one_pass = 0;
-  // KC and NC a prepacked B is laid out with: it serves every M, so a depth between the two.
+  // KC and NC a prepacked B is laid out with (it serves every M).
   std::size_t kc_packed = 0, nc_packed = 0;
   // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
   // decide from the shape; tests force both paths.
@@ -24,6 +24,11 @@ struct Blocking {
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);
+
+// The depth to block k with, at most kc: the same number of blocks as kc gives, of equal depth
+// (rounded up to a multiple of round), so that no block is a shallow remainder whose kernel calls
+// are mostly fixed cost.
+std::size_t balanced_depth(std::size_t k, std::size_t kc, std::size_t round);
 
 // Where each KC x NC block of a whole prepacked B lives: blocks in jc-major, pc-minor order, each
 // laid out as the kernel's pack_b writes it. Fixed by the kernel, the KC/NC it was packed with and

@@ -2,6 +2,7 @@
 // reference over layouts and transposes, and every misuse: wrong shape, wrong kernel, bad handle.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -26,7 +27,10 @@ class PackedCombos : public ::testing::TestWithParam<Combo> {};
 TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
   const auto [row, ta, tb] = GetParam();
   const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc_packed);
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {5, 37, 19}, {40, 70, kc + 3}, {3, 130, 2 * kc + 1}};
+  // n = 64 packs for a 32-wide tile where the tile set has one (the handle takes the tile that pads
+  // n least), the others for the first tile.
+  const std::int64_t shapes[][3] = {
+      {1, 1, 1}, {5, 37, 19}, {40, 70, kc + 3}, {3, 130, 2 * kc + 1}, {29, 64, kc + 5}};
   for (const auto& s : shapes) {
     const std::int64_t m = s[0], n = s[1], k = s[2];
     // Stored operands: op(X) is X or X^T, in the given layout, with padded leading dimensions.
@@ -47,6 +51,9 @@ TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
                              ? 2 * 0x1p-8 + 0x1p-16 + fp32_bound_factor(2 * k, 64)
                              : fp32_bound_factor(k, kc);
     EXPECT_GE(bytes, static_cast<std::size_t>(k * n) * h->layout.kernel->elem_size);
+    if (h->layout.kernel->family == ukernel::Family::gemm_f32_f32p_f32p) {
+      EXPECT_EQ(h->layout.kernel, f32_selection().tile_for_columns(static_cast<std::size_t>(n)).kernel);
+    }
     for (float beta : {0.0f, 0.5f}) {  // the same handle twice
       Strided c = make_matrix(m, n, row, 1, 3);
       if (beta == 0.0f)
@@ -101,10 +108,14 @@ TEST(Packed, ShapeMismatchIsAnErrorAndCIsUntouched) {
 
 TEST(Packed, HandleForAnotherKernelIsAnError) {
   // A handle packed under another kernel (another MMLA_ISA, or later another fp-math mode) must be
-  // refused, not misread. Forge one by pointing it at a different registered kernel.
+  // refused, not misread. Forge one by pointing it at a registered kernel outside the tile set.
   const ukernel::GemmKernel* other = nullptr;
+  const auto& tiles = f32_selection().tiles;
   for (const ukernel::GemmKernel* k : ukernel::all_kernels())
-    if (k->family == ukernel::Family::gemm_f32_f32p_f32p && k != f32_selection().kernel) other = k;
+    if (k->family == ukernel::Family::gemm_f32_f32p_f32p &&
+        std::none_of(tiles.begin(), tiles.end(),
+                     [&](const api::Selection::Tile& t) { return t.kernel == k; }))
+      other = k;
   ASSERT_NE(other, nullptr) << "every build has at least the ref kernel and one SIMD kernel";
   std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 7.0f);
   Handle p;

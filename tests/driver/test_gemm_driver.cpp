@@ -263,11 +263,33 @@ TEST_P(Driver, DefaultBlockingIsSane) {
   EXPECT_EQ(b.nc % static_cast<std::size_t>(kn.nr), 0u);
   EXPECT_EQ(b.kc % static_cast<std::size_t>(kn.kr), 0u);
   // The model of docs/blocking.md: the packed A block (MC x KC) and the B micro-panel (KC x NR)
-  // share L2; KC never drops below 64 (the accuracy bound in docs/numerics.md relies on it).
+  // share L2, the micro-panel at most a quarter of it; KC never drops below 64 (the accuracy bound
+  // in docs/numerics.md relies on it).
   const std::size_t l2 = cpu::info().caches.l2;
-  EXPECT_LE(b.mc * b.kc * kn.elem_size, l2 / 2);
-  EXPECT_LE(b.kc * static_cast<std::size_t>(kn.nr) * kn.elem_size, l2 / 8);
+  const std::size_t b_panel = b.kc * static_cast<std::size_t>(kn.nr) * kn.elem_size;
+  EXPECT_LE(b.mc * b.kc * kn.elem_size + b_panel, l2);
+  EXPECT_LE(b_panel, l2 / 4);
   EXPECT_GE(b.kc, 64u);
+}
+
+TEST(Blocking, BalancedDepthKeepsTheBlockCountAndEvensThem) {
+  for (std::size_t round : {1u, 2u, 8u})
+    for (std::size_t kc : {1u, 3u, 8u, 64u, 336u, 2048u})
+      for (std::size_t k = 1; k <= 5000; k += k < 100 ? 1 : 37) {
+        const std::size_t d = driver::balanced_depth(k, kc, round);
+        ASSERT_LE(d, kc) << k << " " << kc << " " << round;
+        ASSERT_EQ((k + d - 1) / d, (k + kc - 1) / kc) << k << " " << kc << " " << round;
+        // Either kc itself or a multiple of round whose last block falls short of the others by
+        // less than blocks * round: no shallow remainder.
+        if (d != kc) {
+          ASSERT_EQ(d % round, 0u) << k << " " << kc << " " << round;
+          const std::size_t blocks = (k + d - 1) / d, last = k - (blocks - 1) * d;
+          ASSERT_GT(last + blocks * round, d) << k << " " << kc << " " << round;
+        }
+      }
+  EXPECT_EQ(driver::balanced_depth(3072, 2048, 8), 1536u);
+  EXPECT_EQ(driver::balanced_depth(768, 2048, 8), 2048u);
+  EXPECT_EQ(driver::balanced_depth(2100, 2048, 8), 1056u);
 }
 
 TEST_P(Driver, ZeroDepthAndZeroAlphaOnlyScaleC) {

@@ -19,12 +19,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
          std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
-  // C is read and written only after the k-loop; start fetching its rows now so that the misses
-  // (C is often far larger than the caches) overlap the arithmetic.
-  for (std::size_t i = 0; i < m; ++i) {
-    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs, 1);
-    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs + (n - 1) * c_cs, 1);
-  }
+  prefetch_c_tile(m, n, c, c_rs, c_cs);
   __m256 acc[kMr][2];
   // Fully unrolled so that GCC keeps acc in registers (without the pragmas it kept a stack copy
   // of the array and stored all 12 accumulators every k-step: 38% of peak instead of 90%+).

@@ -19,12 +19,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
          std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   const float* ap = static_cast<const float*>(ap_v);
   const float* bp = static_cast<const float*>(bp_v);
-  // C is read and written only after the k-loop; start fetching its rows now so that the misses
-  // (C is often far larger than the caches) overlap the arithmetic.
-  for (std::size_t i = 0; i < m; ++i) {
-    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs, 1);
-    __builtin_prefetch(c + static_cast<std::ptrdiff_t>(i) * c_rs + (n - 1) * c_cs, 1);
-  }
+  prefetch_c_tile(m, n, c, c_rs, c_cs);
   // 24 named accumulators: with an array GCC 12 keeps a stack copy in step (12 stores per k-step).
 #define MMLA_ZERO3(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
   MMLA_ZERO3(0);
