@@ -52,8 +52,9 @@ void scale_c(const GemmProblem& p) {
 // docs/blocking.md: 1.1-1.3x for m = 8..128 with B in L3 and with B streamed from DRAM.
 // Only for B rows contiguous along n, B already in the kernel's element type, and KR = 1 or 2
 // layouts (a KR = 2 kernel interleaves each depth pair from two rows; K must be even so that no
-// block ends on half a pair). KR = 2 keeps a cap on B's size: with B streamed from DRAM at
-// M = 32 (32x4096x4096 bf16) packing was faster (docs/blocking.md).
+// block ends on half a pair). KR = 2 kernels read a B of more than kBInPlaceMaxBytes in place only
+// for at most four MR panels of A: with a 32 MiB bf16 B streamed from DRAM, in place was faster at
+// M = 1..32 and slower from M = 64 (docs/blocking.md).
 constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
@@ -63,7 +64,8 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
     return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
   if (kernel.kr == 1) return p.m <= blocking.mc;
-  return p.m <= blocking.mc && p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes;
+  return p.m <= blocking.mc && (p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes ||
+                                p.m <= 4 * static_cast<std::size_t>(kernel.mr));
 }
 
 }  // namespace
