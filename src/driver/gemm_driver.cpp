@@ -1,7 +1,10 @@
 #include "driver/gemm_driver.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+
+#include "ukernel/bf16.hpp"
 
 namespace mmla::driver {
 namespace {
@@ -203,10 +206,11 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
 }
 
 bool gemv_applicable(const GemmProblem& p) {
-  if ((p.m != 1 && p.n != 1) || p.src != ukernel::Elem::f32) return false;
+  if (p.m != 1 && p.n != 1) return false;
   const bool row = p.m == 1;
   if (p.b_packed != nullptr)
-    return row && p.b_layout->kernel->kr == 1 && p.b_layout->kernel->elem_size == sizeof(float);
+    return row && p.src == ukernel::Elem::f32 && p.b_layout->kernel->kr == 1 &&
+           p.b_layout->kernel->elem_size == sizeof(float);
   const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
   return x_ls == 1 || (row ? p.n : p.m) == 1 || x_ks == 1;
 }
@@ -220,23 +224,31 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
   // y = X v: for m == 1, X = B^T (len = n) and v = A's row; for n == 1, X = A (len = m), v = B's column.
   const bool row = p.m == 1;
   const std::size_t len = row ? p.n : p.m;
-  const auto* x = static_cast<const float*>(row ? p.b : p.a);
+  // bf16 inputs (sbgemm): X is read as bf16 and widened by the kernel, v widened here (exact).
+  const bool bf16 = p.src == ukernel::Elem::bf16;
+  const void* const x_any = row ? p.b : p.a;
+  const auto* x = static_cast<const float*>(x_any);
+  const auto* x16 = static_cast<const std::uint16_t*>(x_any);
   const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
-  const auto* v_src = static_cast<const float*>(row ? p.a : p.b);
+  const void* const v_src = row ? p.a : p.b;
   const std::ptrdiff_t v_s = row ? p.a_cs : p.b_rs;
   const std::ptrdiff_t y_s = row ? p.c_cs : p.c_rs;
   const bool packed = p.b_packed != nullptr;
   const bool axpy = packed || x_ls == 1 || len == 1;  // else x_ks == 1 (gemv_applicable)
 
-  // Scratch: the accumulators (len floats) and, when v is strided, a contiguous copy of it.
-  const std::size_t v_floats = v_s == 1 ? 0 : p.k;
+  // Scratch: the accumulators (len floats) and, when v is strided or bf16, a contiguous fp32 copy.
+  const std::size_t v_floats = v_s == 1 && !bf16 ? 0 : p.k;
   static thread_local Scratch scratch;
   auto* const acc = static_cast<float*>(scratch.get((round_up(len, 16) + v_floats) * sizeof(float)));
   if (acc == nullptr) return Status::out_of_memory;
-  const float* v = v_src;
+  const float* v = static_cast<const float*>(v_src);
   if (v_floats != 0) {
     float* const vc = acc + round_up(len, 16);
-    for (std::size_t i = 0; i < p.k; ++i) vc[i] = v_src[static_cast<std::ptrdiff_t>(i) * v_s];
+    for (std::size_t i = 0; i < p.k; ++i) {
+      const auto at = static_cast<std::ptrdiff_t>(i) * v_s;
+      vc[i] = bf16 ? ukernel::bf16_to_f32(static_cast<const std::uint16_t*>(v_src)[at])
+                   : static_cast<const float*>(v_src)[at];
+    }
     v = vc;
   }
 
@@ -260,9 +272,16 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
     // Column blocks keep the accumulators in L1 while X streams row by row.
     constexpr std::size_t kBlock = 4096;
     std::fill(acc, acc + len, 0.0f);
-    for (std::size_t j = 0; j < len; j += kBlock)
-      kernel.axpy(std::min(kBlock, len - j), p.k, x + static_cast<std::ptrdiff_t>(j) * x_ls, x_ks, v,
-                  acc + j);
+    for (std::size_t j = 0; j < len; j += kBlock) {
+      const auto at = static_cast<std::ptrdiff_t>(j) * x_ls;
+      if (bf16) {
+        kernel.axpy_bf16(std::min(kBlock, len - j), p.k, x16 + at, x_ks, v, acc + j);
+      } else {
+        kernel.axpy(std::min(kBlock, len - j), p.k, x + at, x_ks, v, acc + j);
+      }
+    }
+  } else if (bf16) {
+    kernel.dot_bf16(len, p.k, x16, x_ls, v, acc);
   } else {
     kernel.dot(len, p.k, x, x_ls, v, acc);
   }

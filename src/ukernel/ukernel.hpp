@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cpu/cpu.hpp"
 
@@ -69,6 +70,13 @@ using GemvDotFn = void (*)(std::size_t len, std::size_t k, const float* x, std::
 using GemvPanels4Fn = bool (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t panel_stride,
                                std::ptrdiff_t x_ks, const float* v, float* acc);
 
+// The same with X of bf16 (bf16 GEMM with M = 1 or N = 1; v is fp32): X widened to fp32 as it is
+// read, exactly, denormals kept.
+using GemvAxpyBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint16_t* x, std::ptrdiff_t x_ks,
+                                const float* v, float* acc);
+using GemvDotBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint16_t* x, std::ptrdiff_t x_ls,
+                               const float* v, float* acc);
+
 struct GemvKernel {
   const char* name;  // variant name = file name = descriptor symbol
   Family family;
@@ -76,6 +84,8 @@ struct GemvKernel {
   GemvAxpyFn axpy;
   GemvDotFn dot;
   GemvPanels4Fn axpy_panels4;
+  GemvAxpyBf16Fn axpy_bf16;
+  GemvDotBf16Fn dot_bf16;
 };
 
 const char* family_name(Family family);

@@ -52,7 +52,9 @@ class SbgemmCombos : public ::testing::TestWithParam<Combo> {};
 
 TEST_P(SbgemmCombos, MatchesReference) {
   const auto [row, ta, tb, use_cblas] = GetParam();
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {1, 40, 33}, {33, 47, 65}, {70, 30, 300}};
+  // M = 1 and N = 1 take the GEMV path (bf16 widened as it is read), the rest the GEMM kernels.
+  const std::int64_t shapes[][3] = {{1, 1, 1},     {7, 5, 3},     {1, 40, 33},  {33, 47, 65},
+                                    {70, 30, 300}, {1, 300, 500}, {45, 1, 130}, {1, 1, 700}};
   for (const auto& s : shapes) {
     const std::int64_t m = s[0], n = s[1], k = s[2];
     const Bf16Matrix a = make_bf16(ta ? k : m, ta ? m : k, row, 2, 1),
@@ -88,6 +90,30 @@ TEST_P(SbgemmCombos, MatchesReference) {
           << m << "x" << n << "x" << k << " beta=" << beta;
     }
   }
+}
+
+// A matrix-vector product whose matrix is 16 MiB of bf16 takes the GEMV (smaller ones the kernels):
+// B row-major and transposed (the two GEMV loops), M = 1 and N = 1, against the reference.
+TEST(Sbgemm, LargeMatrixVectorProducts) {
+  const std::int64_t big = 4096, k = 2048;
+  for (bool tb : {false, true})
+    for (bool row_vector : {true, false}) {
+      const std::int64_t m = row_vector ? 1 : big, n = row_vector ? big : 1;
+      const Bf16Matrix a = make_bf16(m, k, true, 0, 5), b = make_bf16(tb ? n : k, tb ? k : n, true, 0, 6);
+      std::vector<float> c(static_cast<std::size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+      ASSERT_EQ(MMLA_STATUS_SUCCESS,
+                mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, tb ? MMLA_TRANS : MMLA_NO_TRANS, m, n, k, 1.0f,
+                            a.bits.data(), k, b.bits.data(), tb ? k : n, 0.0f, c.data(), n))
+          << mmla_last_error();
+      const Reference r = reference_gemm(
+          m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.values.at(i, p); },
+          [&](std::int64_t p, std::int64_t j) { return tb ? b.values.at(j, p) : b.values.at(p, j); }, 0.0f,
+          [](std::int64_t, std::int64_t) { return 0.0f; });
+      ASSERT_TRUE(matches(
+          r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
+          fp32_bound_factor(k, 64)))
+          << m << "x" << n << "x" << k << (tb ? " B^T" : "");
+    }
 }
 
 std::string combo_name(const ::testing::TestParamInfo<Combo>& info) {

@@ -2,7 +2,9 @@
 // and depths around every vector width and unroll, strided X, and no write past len.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,17 +30,34 @@ class Gemv : public ::testing::TestWithParam<const GemvKernel*> {
   }
 };
 
+// The bf16 with the top half of f's bits (any bf16 will do), and f set to exactly that value.
+std::uint16_t to_bf16_bits(float& f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u &= 0xffff0000u;
+  std::memcpy(&f, &u, sizeof f);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
 // X is len x k (element (j, p)); `columns` stores it with contiguous columns (for axpy), else
-// contiguous rows (for dot), with padding between them.
-void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns) {
+// contiguous rows (for dot), with padding between them. bf16: X is passed as bf16 (the entry
+// points that widen it), the reference multiplies the same values.
+void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns, bool bf16) {
   const auto il = static_cast<std::int64_t>(len), ik = static_cast<std::int64_t>(k);
-  const Strided x = make_matrix(il, ik, !columns, 3, static_cast<std::uint32_t>(len * 131 + k));
+  Strided x = make_matrix(il, ik, !columns, 3, static_cast<std::uint32_t>(len * 131 + k));
+  std::vector<std::uint16_t> x16(x.data.size());
+  if (bf16)
+    for (std::size_t i = 0; i < x.data.size(); ++i) x16[i] = to_bf16_bits(x.data[i]);
   const Strided v = make_matrix(1, ik, true, 0, static_cast<std::uint32_t>(k + 7));
   std::vector<float> acc(len + 8);
   for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
   const std::vector<float> before = acc;
-  if (columns) {
+  if (columns && bf16) {
+    kn.axpy_bf16(len, k, x16.data(), x.cs, v.data.data(), acc.data());
+  } else if (columns) {
     kn.axpy(len, k, x.data.data(), x.cs, v.data.data(), acc.data());
+  } else if (bf16) {
+    kn.dot_bf16(len, k, x16.data(), x.rs, v.data.data(), acc.data());
   } else {
     kn.dot(len, k, x.data.data(), x.rs, v.data.data(), acc.data());
   }
@@ -50,7 +69,8 @@ void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns) {
       expect += t, scale += std::abs(t);
     }
     ASSERT_LE(std::abs(acc[j] - expect), fp32_bound_factor(ik + 1, ik + 1) * scale)
-        << kn.name << (columns ? " axpy" : " dot") << " len=" << len << " k=" << k << " j=" << j;
+        << kn.name << (columns ? " axpy" : " dot") << (bf16 ? " bf16" : "") << " len=" << len << " k=" << k
+        << " j=" << j;
   }
   for (std::size_t j = len; j < acc.size(); ++j)
     ASSERT_EQ(0, std::memcmp(&acc[j], &before[j], sizeof(float))) << kn.name << " wrote past len";
@@ -58,11 +78,27 @@ void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns) {
 
 TEST_P(Gemv, AxpyAndDotOverLengthsAndDepths) {
   for (std::size_t len : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100})
-    for (std::size_t k : {1, 2, 3, 4, 5, 8, 9, 16, 17, 67}) {
-      check(*GetParam(), len, k, true);
-      check(*GetParam(), len, k, false);
-      if (HasFatalFailure()) return;
-    }
+    for (std::size_t k : {1, 2, 3, 4, 5, 8, 9, 16, 17, 67})
+      for (bool bf16 : {false, true}) {
+        check(*GetParam(), len, k, true, bf16);
+        check(*GetParam(), len, k, false, bf16);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST_P(Gemv, Bf16DenormalsAreKept) {
+  // Widening a bf16 is exact, denormals included: 2^-133 (the smallest bf16 denormal) x 2^100.
+  const GemvKernel& kn = *GetParam();
+  for (std::size_t len : {1, 16, 33}) {
+    const std::vector<std::uint16_t> x(len * 4, 0x0001);
+    const std::vector<float> v(4, 0x1p100f);
+    std::vector<float> acc(len, 0.0f);
+    kn.axpy_bf16(len, 4, x.data(), static_cast<std::ptrdiff_t>(len), v.data(), acc.data());
+    for (float a : acc) EXPECT_EQ(a, 0x1p-31f) << kn.name << " axpy len=" << len;
+    std::fill(acc.begin(), acc.end(), 1.0f);
+    kn.dot_bf16(len, 4, x.data(), 4, v.data(), acc.data());
+    for (float a : acc) EXPECT_EQ(a, 0x1p-31f) << kn.name << " dot len=" << len;
+  }
 }
 
 TEST(GemvRegistry, FamilyHasAPortableKernel) {

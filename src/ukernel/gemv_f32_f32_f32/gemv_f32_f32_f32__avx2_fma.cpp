@@ -12,8 +12,10 @@ namespace mmla::ukernel {
 extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
                                                    Family::gemv_f32_f32_f32,
                                                    cpu::Isa::avx2,
-                                                   gemv_axpy,
-                                                   gemv_dot,
-                                                   gemv_axpy_panels4};
+                                                   gemv_axpy_f32,
+                                                   gemv_dot_f32,
+                                                   gemv_axpy_panels4,
+                                                   gemv_axpy_bf16,
+                                                   gemv_dot_bf16};
 
 }  // namespace mmla::ukernel
