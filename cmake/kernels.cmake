@@ -37,6 +37,10 @@ macro(mmla_kernel arch isa path)
     if(NOT "${MMLA_ISA_FLAGS_${isa}}" STREQUAL "")
       set_property(SOURCE ${path} APPEND PROPERTY COMPILE_OPTIONS ${MMLA_ISA_FLAGS_${isa}})
     endif()
+    # Kernels never throw. With exceptions on, the sanitizer build gives an inlined tile store's
+    # stack buffer an exception cleanup, and the object then defines a weak personality symbol
+    # (DW.ref.__gxx_personality_v0), which kernel objects must not (tests/check_kernel_symbols.cmake).
+    set_property(SOURCE ${path} APPEND PROPERTY COMPILE_OPTIONS -fno-exceptions)
   endif()
 endmacro()
 
