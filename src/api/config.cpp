@@ -70,7 +70,7 @@ std::string make_report() {
     o << s.kernel->name << " [MR=" << s.kernel->mr << " NR=" << s.kernel->nr << " KR=" << s.kernel->kr
       << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc
       << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
-      << "; prepacked: KC=" << s.blocking.kc_packed << " NC=" << s.blocking.nc_packed << "]\n";
+      << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {
       o << "  tile set (each call takes the one that pads C least):";

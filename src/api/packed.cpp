@@ -81,10 +81,10 @@ mmla_status pack_b(const char* fname, mmla_layout layout, mmla_transpose trans_b
   h->layout.kernel = tile.kernel;
   h->layout.k = static_cast<std::size_t>(k);
   h->layout.n = static_cast<std::size_t>(n);
+  // The many-rows KC and NC (driver/blocking.cpp), K in blocks of equal depth.
   h->layout.kc =
-      mmla::driver::balanced_depth(h->layout.k, tile.blocking.kc_packed,
-                                   std::max<std::size_t>(static_cast<std::size_t>(tile.kernel->kr), 8));
-  h->layout.nc = tile.blocking.nc_packed;
+      mmla::driver::balanced_depth(h->layout.k, tile.blocking.kc, mmla::driver::depth_round(*tile.kernel));
+  h->layout.nc = tile.blocking.nc;
   if (k > 0 && n > 0) {
     h->bytes = h->layout.bytes();
     const std::size_t rounded = (h->bytes + 63) / 64 * 64;

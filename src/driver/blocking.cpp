@@ -20,12 +20,13 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
 //   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
 //   same depth is half as long and its fixed cost weighs twice as much.
-// - A prepacked B serves any M, and costs no packing per call: the many-rows KC and NC (measured
-//   on Zen 4, KC 2048 was as fast as or faster than KC 192-1024 from M = 8 to 4096).
+// - A prepacked B serves any M, and costs no packing per call: it is laid out with the many-rows
+//   KC and NC (src/api/packed.cpp; measured on Zen 4, KC 2048 was as fast as or faster than
+//   KC 192-1024 from M = 8 to 4096).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
   const std::size_t elem = k.elem_size;
   const std::size_t depth_scale = k.isa == cpu::Isa::avx512bf16 ? 2 : 1;
-  const std::size_t kr_round = std::max<std::size_t>(static_cast<std::size_t>(k.kr), 8);
+  const std::size_t kr_round = depth_round(k);
   const std::size_t mr = static_cast<std::size_t>(k.mr), nr = static_cast<std::size_t>(k.nr);
   constexpr std::size_t kMaxL3Share = 16u << 20;
   const std::size_t l3 = std::min(caches.l3, kMaxL3Share);
@@ -39,9 +40,11 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& cache
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
-  b.kc_packed = b.kc;
-  b.nc_packed = b.nc;
   return b;
+}
+
+std::size_t depth_round(const ukernel::GemmKernel& kernel) {
+  return std::max<std::size_t>(static_cast<std::size_t>(kernel.kr), 8);
 }
 
 std::size_t balanced_depth(std::size_t k, std::size_t kc, std::size_t round) {

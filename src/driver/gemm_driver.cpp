@@ -126,9 +126,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
     // pass per KC block) depends on KC, and deep wins (docs/blocking.md).
     blocking.kc = blocking.kc_one_pass, blocking.nc = blocking.nc_one_pass;
   }
-  if (p.b_layout == nullptr)
-    blocking.kc =
-        balanced_depth(p.k, blocking.kc, std::max<std::size_t>(static_cast<std::size_t>(kernel.kr), 8));
+  if (p.b_layout == nullptr) blocking.kc = balanced_depth(p.k, blocking.kc, depth_round(kernel));
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);

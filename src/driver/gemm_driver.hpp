@@ -16,14 +16,15 @@ struct Blocking {
   // KC and NC when all of M fits one MC block (each packed B block is then used by few rows of A,
   // once): there the B micro-panel's L1 residency matters more than C traffic. 0: same as kc/nc.
   std::size_t kc_one_pass = 0, nc_one_pass = 0;
-  // KC and NC a prepacked B is laid out with (it serves every M).
-  std::size_t kc_packed = 0, nc_packed = 0;
   // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
   // decide from the shape; tests force both paths.
   enum class BInPlace { kAuto, kNever, kWhenPossible } b_in_place = BInPlace::kAuto;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);
+
+// What a KC is rounded to: a multiple of the kernel's KR and of 8.
+std::size_t depth_round(const ukernel::GemmKernel& kernel);
 
 // The depth to block k with, at most kc: the same number of blocks as kc gives, of equal depth
 // (rounded up to a multiple of round), so that no block is a shallow remainder whose kernel calls

@@ -26,7 +26,7 @@ class PackedCombos : public ::testing::TestWithParam<Combo> {};
 
 TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
   const auto [row, ta, tb] = GetParam();
-  const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc_packed);
+  const std::int64_t kc = static_cast<std::int64_t>(f32_selection().blocking.kc);
   // n = 64 packs for a 32-wide tile where the tile set has one (the handle takes the tile that pads
   // n least), the others for the first tile.
   const std::int64_t shapes[][3] = {
