@@ -21,10 +21,12 @@ void copy_row(float* dst, const Src* src, std::size_t n) {
   }
 }
 
-// Four fp32 rows (s_mn apart) by k into dst[kk * R + 0..3]: 4 x 4 transposes with 16-byte loads
-// and stores. The scalar scatter (one 4-byte store per element, R * 4 bytes apart) ran at ~4 GB/s
-// on Zen 4, which is ~3% of a 2048^3 GEMM. GCC/Clang vector extensions: SSE2 and NEON alike, so
-// this file stays free of ISA flags.
+// fp32 rows [0, rows4) (a multiple of 4, s_mn apart) by k into dst[kk * R + r]: per four depths,
+// each group of four rows as a 4 x 4 transpose with 16-byte loads and stores, all groups before
+// the next depths so that each line of the panel is written whole (group by group over all of k,
+// each pass wrote half lines). The scalar scatter (one 4-byte store per element, R * 4 bytes
+// apart) ran at ~4 GB/s on Zen 4, which is ~3% of a 2048^3 GEMM. GCC/Clang vector extensions:
+// SSE2 and NEON alike, so this file stays free of ISA flags.
 typedef float F4 __attribute__((vector_size(16)));
 typedef int I4 __attribute__((vector_size(16)));
 #if defined(__clang__)
@@ -33,19 +35,22 @@ typedef int I4 __attribute__((vector_size(16)));
 #define MMLA_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, I4{i, j, k, l})
 #endif
 template <int R>
-void pack_four_rows(const float* s, std::ptrdiff_t s_mn, std::size_t k, float* dst) {
+void pack_rows_along_k(const float* s, std::ptrdiff_t s_mn, std::size_t rows4, std::size_t k, float* dst) {
   std::size_t kk = 0;
   for (; kk + 4 <= k; kk += 4) {
-    F4 r[4];
-    for (int i = 0; i < 4; ++i) std::memcpy(&r[i], s + i * s_mn + kk, sizeof(F4));
-    const F4 t0 = MMLA_SHUFFLE(r[0], r[1], 0, 4, 1, 5), t1 = MMLA_SHUFFLE(r[0], r[1], 2, 6, 3, 7);
-    const F4 t2 = MMLA_SHUFFLE(r[2], r[3], 0, 4, 1, 5), t3 = MMLA_SHUFFLE(r[2], r[3], 2, 6, 3, 7);
-    const F4 c[4] = {MMLA_SHUFFLE(t0, t2, 0, 1, 4, 5), MMLA_SHUFFLE(t0, t2, 2, 3, 6, 7),
-                     MMLA_SHUFFLE(t1, t3, 0, 1, 4, 5), MMLA_SHUFFLE(t1, t3, 2, 3, 6, 7)};
-    for (int j = 0; j < 4; ++j) std::memcpy(dst + (kk + j) * R, &c[j], sizeof(F4));
+    for (std::size_t g = 0; g < rows4; g += 4) {
+      F4 r[4];
+      for (std::size_t i = 0; i < 4; ++i)
+        std::memcpy(&r[i], s + static_cast<std::ptrdiff_t>(g + i) * s_mn + kk, sizeof(F4));
+      const F4 t0 = MMLA_SHUFFLE(r[0], r[1], 0, 4, 1, 5), t1 = MMLA_SHUFFLE(r[0], r[1], 2, 6, 3, 7);
+      const F4 t2 = MMLA_SHUFFLE(r[2], r[3], 0, 4, 1, 5), t3 = MMLA_SHUFFLE(r[2], r[3], 2, 6, 3, 7);
+      const F4 c[4] = {MMLA_SHUFFLE(t0, t2, 0, 1, 4, 5), MMLA_SHUFFLE(t0, t2, 2, 3, 6, 7),
+                       MMLA_SHUFFLE(t1, t3, 0, 1, 4, 5), MMLA_SHUFFLE(t1, t3, 2, 3, 6, 7)};
+      for (std::size_t j = 0; j < 4; ++j) std::memcpy(dst + (kk + j) * R + g, &c[j], sizeof(F4));
+    }
   }
   for (; kk < k; ++kk)
-    for (int i = 0; i < 4; ++i) dst[kk * R + i] = s[i * s_mn + kk];
+    for (std::size_t r = 0; r < rows4; ++r) dst[kk * R + r] = s[static_cast<std::ptrdiff_t>(r) * s_mn + kk];
 }
 #undef MMLA_SHUFFLE
 
@@ -58,8 +63,10 @@ void pack_panel(const Src* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::si
     // Source rows are contiguous along k: fp32 rows four at a time, transposed in registers; the
     // rest read once each and scattered with stride R.
     std::size_t r = 0;
-    if constexpr (sizeof(Src) == sizeof(float))
-      for (; r + 4 <= rows; r += 4) pack_four_rows<R>(src + r * s_mn, s_mn, k, dst + r);
+    if constexpr (sizeof(Src) == sizeof(float)) {
+      r = rows / 4 * 4;
+      pack_rows_along_k<R>(src, s_mn, r, k, dst);
+    }
     for (; r < rows; ++r) {
       const Src* s = src + r * s_mn;
       for (std::size_t kk = 0; kk < k; ++kk) dst[kk * R + r] = widen(s[kk]);
