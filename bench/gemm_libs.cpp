@@ -136,14 +136,11 @@ class MmlaBf16Lib final : public GemmLib {
 };
 
 // Prepacked bf16 weights: B (Problem::b_bf16) packed once by mmla_pack_b_bf16 (not timed); each run
-// is one mmla_gemm_packed call. Its A is fp32, so it gets the bf16 A widened once (exact, not timed):
-// the same product as mmla:bf16, A rounded to bf16 again while packing (a no-op on these values).
+// is one mmla_sbgemm_packed call on the bf16 A: the same inputs as oneDNN:bf16pB.
 class MmlaBf16PackedRunner final : public GemmRunner {
  public:
   MmlaBf16PackedRunner(const Problem& p, float* c) : p_(p), c_(c) {
     if (p.a_bf16 == nullptr || p.b_bf16 == nullptr) throw BenchError("mmla:bf16pB: no bf16 inputs");
-    a_.resize(static_cast<std::size_t>(p.m * p.k));
-    cblas_sbf16tos(static_cast<int>(a_.size()), p.a_bf16, 1, a_.data(), 1);
     const mmla_status st = mmla_pack_b_bf16(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p.k, p.n, p.b_bf16, p.n, &packed_);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_pack_b_bf16", st));
   }
@@ -151,15 +148,14 @@ class MmlaBf16PackedRunner final : public GemmRunner {
   MmlaBf16PackedRunner(const MmlaBf16PackedRunner&) = delete;
   MmlaBf16PackedRunner& operator=(const MmlaBf16PackedRunner&) = delete;
   void run() override {
-    const mmla_status st = mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f, a_.data(),
-                                            p_.k, packed_, 0.0f, c_, p_.n);
-    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_gemm_packed", st));
+    const mmla_status st = mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f,
+                                              p_.a_bf16, p_.k, packed_, 0.0f, c_, p_.n);
+    if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sbgemm_packed", st));
   }
 
  private:
   Problem p_;
   float* c_;
-  std::vector<float> a_;
   mmla_packed_matrix* packed_ = nullptr;
 };
 
@@ -168,7 +164,7 @@ class MmlaBf16PackedLib final : public GemmLib {
   std::string name() const override { return "mmla:bf16pB"; }
   Arith arith() const override { return Arith::kBf16; }
   bool prepacked() const override { return true; }
-  std::string info() const override { return mmla_info() + " (mmla_pack_b_bf16 + mmla_gemm_packed)"; }
+  std::string info() const override { return mmla_info() + " (mmla_pack_b_bf16 + mmla_sbgemm_packed)"; }
   std::unique_ptr<GemmRunner> prepare(const Problem& p, float* c) override {
     return std::make_unique<MmlaBf16PackedRunner>(p, c);
   }

@@ -76,6 +76,12 @@ MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a
                                       int64_t k, float alpha, const float* a, int64_t lda,
                                       const mmla_packed_matrix* b, float beta, float* c, int64_t ldc);
 
+/* The same with bf16 A (mmla_sbgemm's operands, fp32 accumulation and C): with a bf16-packed B on a
+ * CPU with bf16 kernels A is used as is; elsewhere it is widened to fp32 (exact). */
+MMLA_API mmla_status mmla_sbgemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
+                                        int64_t k, float alpha, const mmla_bfloat16* a, int64_t lda,
+                                        const mmla_packed_matrix* b, float beta, float* c, int64_t ldc);
+
 /* Frees a handle (null is allowed). */
 MMLA_API void mmla_packed_free(mmla_packed_matrix* packed);
 

@@ -170,6 +170,14 @@ class PackedMatrix {
     detail::blas_form(b, "PackedMatrix: b", &trans, &ld);
     detail::check(mmla_pack_b(MMLA_ROW_MAJOR, trans, b.rows, b.cols, b.data, ld, &handle_));
   }
+  // Packs bf16 weights (mmla_pack_b_bf16: kept as bf16 where the CPU has a bf16 kernel).
+  explicit PackedMatrix(MatrixView<const bfloat16> b) : rows_(b.rows), cols_(b.cols) {
+    mmla_transpose trans;
+    std::int64_t ld;
+    detail::blas_form(b, "PackedMatrix: b", &trans, &ld);
+    detail::check(mmla_pack_b_bf16(MMLA_ROW_MAJOR, trans, b.rows, b.cols,
+                                   reinterpret_cast<const mmla_bfloat16*>(b.data), ld, &handle_));
+  }
   PackedMatrix(const PackedMatrix&) = delete;
   PackedMatrix& operator=(const PackedMatrix&) = delete;
   PackedMatrix(PackedMatrix&& o) noexcept : handle_(o.handle_), rows_(o.rows_), cols_(o.cols_) {
@@ -199,18 +207,40 @@ class PackedMatrix {
   std::int64_t rows_ = 0, cols_ = 0;
 };
 
+namespace detail {
+// a (fp32 or bf16) times a prepacked b in BLAS form: a row-major C as is; a column-major C is the
+// row-major C^T, so everything is described transposed.
+template <class T, class Call>
+void gemm_packed(MatrixView<const T> a, const PackedMatrix& b, MatrixView<float> c, Call call) {
+  check_shapes(a.rows, a.cols, "packed b", b.rows(), b.cols(), c.rows, c.cols);
+  mmla_transpose tc, ta;
+  std::int64_t ldc, lda;
+  blas_form(c, "c", &tc, &ldc);
+  const bool row = tc == MMLA_NO_TRANS;
+  blas_form(row ? a : a.t(), "a", &ta, &lda);
+  check(call(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, ta, lda, ldc));
+}
+}  // namespace detail
+
 // c = alpha * a * b + beta * c with prepacked b. a and c need a unit stride in one dimension.
 inline void gemm(float alpha, MatrixView<const float> a, const PackedMatrix& b, float beta,
                  MatrixView<float> c) {
-  detail::check_shapes(a.rows, a.cols, "packed b", b.rows(), b.cols(), c.rows, c.cols);
-  // Row-major C as is; a column-major C is the row-major C^T, so describe everything transposed.
-  mmla_transpose tc, ta;
-  std::int64_t ldc, lda;
-  detail::blas_form(c, "c", &tc, &ldc);
-  const bool row = tc == MMLA_NO_TRANS;
-  detail::blas_form(row ? a : a.t(), "a", &ta, &lda);
-  detail::check(mmla_gemm_packed(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, ta, a.rows, c.cols, a.cols, alpha,
-                                 a.data, lda, b.get(), beta, c.data, ldc));
+  detail::gemm_packed(a, b, c,
+                      [&](mmla_layout layout, mmla_transpose ta, std::int64_t lda, std::int64_t ldc) {
+                        return mmla_gemm_packed(layout, ta, a.rows, c.cols, a.cols, alpha, a.data, lda,
+                                                b.get(), beta, c.data, ldc);
+                      });
+}
+
+// The same with bf16 a (mmla_sbgemm_packed).
+inline void gemm(float alpha, MatrixView<const bfloat16> a, const PackedMatrix& b, float beta,
+                 MatrixView<float> c) {
+  detail::gemm_packed(a, b, c,
+                      [&](mmla_layout layout, mmla_transpose ta, std::int64_t lda, std::int64_t ldc) {
+                        return mmla_sbgemm_packed(layout, ta, a.rows, c.cols, a.cols, alpha,
+                                                  reinterpret_cast<const mmla_bfloat16*>(a.data), lda,
+                                                  b.get(), beta, c.data, ldc);
+                      });
 }
 
 inline std::string config() { return mmla_get_config(); }

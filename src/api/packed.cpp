@@ -103,6 +103,64 @@ mmla_status pack_b(const char* fname, mmla_layout layout, mmla_transpose trans_b
   return MMLA_STATUS_SUCCESS;
 }
 
+// One body for both A element types (B's is the handle's): check A and C, the handle and its shape, run.
+mmla_status gemm_packed(const char* fname, mmla::ukernel::Elem src, mmla_layout layout,
+                        mmla_transpose trans_a, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                        int64_t lda, const mmla_packed_matrix* b, float beta, float* c, int64_t ldc) {
+  mmla::api::clear_error();
+  ArgError err;
+  if (b == nullptr || b->magic != kAlive) {
+    reject(&err, 9, "B is not a live packed matrix (null, freed, or not made by mmla_pack_b)");
+    return mmla::api::argument_error(fname, err);
+  }
+  // Check A and C as mmla_sgemm would, with the handle standing in for a plain B it never reads.
+  const bool row = layout == MMLA_ROW_MAJOR;
+  const int64_t ldb = std::max<int64_t>(1, row ? n : k);
+  mmla::driver::GemmProblem p;
+  const auto position = [](int sgemm_position) {
+    switch (sgemm_position) {
+      case 1: return 1;    // layout
+      case 2: return 2;    // trans_a
+      case 4: return 3;    // m
+      case 5: return 4;    // n
+      case 6: return 5;    // k
+      case 8: return 7;    // a
+      case 9: return 8;    // lda
+      case 13: return 11;  // c
+      case 14: return 12;  // ldc
+      default: return 9;   // b
+    }
+  };
+  if (!mmla::api::blas_to_problem(layout, trans_a, MMLA_NO_TRANS, m, n, k, alpha, a, lda,
+                                  static_cast<const void*>(b), ldb, beta, c, ldc, false, &p, &err)) {
+    err.position = position(err.position);
+    return mmla::api::argument_error(fname, err);
+  }
+  if (static_cast<std::size_t>(k) != b->layout.k || static_cast<std::size_t>(n) != b->layout.n) {
+    reject(&err, static_cast<std::size_t>(k) != b->layout.k ? 5 : 4,
+           "B was packed as " + str(static_cast<int64_t>(b->layout.k)) + " x " +
+               str(static_cast<int64_t>(b->layout.n)) + " (k x n), but the call has k = " + str(k) +
+               ", n = " + str(n));
+    return mmla::api::argument_error(fname, err);
+  }
+  if (const std::string e = mmla::api::environment_error(); !e.empty())
+    return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
+  const mmla::api::Selection& sel = packed_selection(b->from_bf16);
+  if (std::none_of(sel.tiles.begin(), sel.tiles.end(),
+                   [&](const mmla::api::Selection::Tile& t) { return t.kernel == b->layout.kernel; })) {
+    reject(&err, 9,
+           std::string("B was packed for kernel ") + b->layout.kernel->name +
+               ", but this call uses the tiles of " + sel.kernel->name);
+    return mmla::api::argument_error(fname, err);
+  }
+  p.b = nullptr;
+  p.b_rs = p.b_cs = 0;
+  p.b_packed = b->data;
+  p.b_layout = &b->layout;
+  p.src = src;
+  return mmla::api::run_gemm(p);
+}
+
 }  // namespace
 
 extern "C" {
@@ -135,57 +193,15 @@ MMLA_API mmla_status mmla_packed_size(const mmla_packed_matrix* packed, size_t* 
 MMLA_API mmla_status mmla_gemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
                                       int64_t k, float alpha, const float* a, int64_t lda,
                                       const mmla_packed_matrix* b, float beta, float* c, int64_t ldc) {
-  mmla::api::clear_error();
-  ArgError err;
-  if (b == nullptr || b->magic != kAlive) {
-    reject(&err, 9, "B is not a live packed matrix (null, freed, or not made by mmla_pack_b)");
-    return mmla::api::argument_error("mmla_gemm_packed", err);
-  }
-  // Check A and C as mmla_sgemm would, with the handle standing in for a plain B it never reads.
-  const bool row = layout == MMLA_ROW_MAJOR;
-  const int64_t ldb = std::max<int64_t>(1, row ? n : k);
-  mmla::driver::GemmProblem p;
-  const auto position = [](int sgemm_position) {
-    switch (sgemm_position) {
-      case 1: return 1;    // layout
-      case 2: return 2;    // trans_a
-      case 4: return 3;    // m
-      case 5: return 4;    // n
-      case 6: return 5;    // k
-      case 8: return 7;    // a
-      case 9: return 8;    // lda
-      case 13: return 11;  // c
-      case 14: return 12;  // ldc
-      default: return 9;   // b
-    }
-  };
-  if (!mmla::api::blas_to_problem(layout, trans_a, MMLA_NO_TRANS, m, n, k, alpha, a, lda,
-                                  reinterpret_cast<const float*>(b), ldb, beta, c, ldc, false, &p, &err)) {
-    err.position = position(err.position);
-    return mmla::api::argument_error("mmla_gemm_packed", err);
-  }
-  if (static_cast<std::size_t>(k) != b->layout.k || static_cast<std::size_t>(n) != b->layout.n) {
-    reject(&err, static_cast<std::size_t>(k) != b->layout.k ? 5 : 4,
-           "B was packed as " + str(static_cast<int64_t>(b->layout.k)) + " x " +
-               str(static_cast<int64_t>(b->layout.n)) + " (k x n), but the call has k = " + str(k) +
-               ", n = " + str(n));
-    return mmla::api::argument_error("mmla_gemm_packed", err);
-  }
-  if (const std::string e = mmla::api::environment_error(); !e.empty())
-    return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
-  const mmla::api::Selection& sel = packed_selection(b->from_bf16);
-  if (std::none_of(sel.tiles.begin(), sel.tiles.end(),
-                   [&](const mmla::api::Selection::Tile& t) { return t.kernel == b->layout.kernel; })) {
-    reject(&err, 9,
-           std::string("B was packed for kernel ") + b->layout.kernel->name +
-               ", but this call uses the tiles of " + sel.kernel->name);
-    return mmla::api::argument_error("mmla_gemm_packed", err);
-  }
-  p.b = nullptr;
-  p.b_rs = p.b_cs = 0;
-  p.b_packed = b->data;
-  p.b_layout = &b->layout;
-  return mmla::api::run_gemm(p);
+  return gemm_packed("mmla_gemm_packed", mmla::ukernel::Elem::f32, layout, trans_a, m, n, k, alpha, a, lda, b,
+                     beta, c, ldc);
+}
+
+MMLA_API mmla_status mmla_sbgemm_packed(mmla_layout layout, mmla_transpose trans_a, int64_t m, int64_t n,
+                                        int64_t k, float alpha, const mmla_bfloat16* a, int64_t lda,
+                                        const mmla_packed_matrix* b, float beta, float* c, int64_t ldc) {
+  return gemm_packed("mmla_sbgemm_packed", mmla::ukernel::Elem::bf16, layout, trans_a, m, n, k, alpha, a, lda,
+                     b, beta, c, ldc);
 }
 
 MMLA_API void mmla_packed_free(mmla_packed_matrix* packed) {

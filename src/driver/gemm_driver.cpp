@@ -207,8 +207,7 @@ bool gemv_applicable(const GemmProblem& p) {
   if (p.m != 1 && p.n != 1) return false;
   const bool row = p.m == 1;
   if (p.b_packed != nullptr)
-    return row && p.src == ukernel::Elem::f32 && p.b_layout->kernel->kr == 1 &&
-           p.b_layout->kernel->elem_size == sizeof(float);
+    return row && p.b_layout->kernel->kr == 1 && p.b_layout->kernel->elem_size == sizeof(float);
   const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
   return x_ls == 1 || (row ? p.n : p.m) == 1 || x_ks == 1;
 }

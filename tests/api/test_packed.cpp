@@ -14,6 +14,7 @@
 #include "mmla/mmla.h"
 #include "mmla/mmla.hpp"
 #include "support/reference.hpp"
+#include "ukernel/bf16.hpp"
 #include "ukernel/registry.hpp"
 
 namespace mmla::test {
@@ -276,6 +277,118 @@ TEST(PackedBf16, PackFromBf16Weights) {
   EXPECT_NE(std::string(mmla_last_error()).find("mmla_pack_b_bf16: argument 6"), std::string::npos)
       << mmla_last_error();
   EXPECT_EQ(bad, nullptr);
+}
+
+// bf16 activations times a prepacked B of either kind: bf16 weights (the bf16 kernel where the CPU
+// has one) and fp32 weights (the fp32 kernel; M = 1 takes the GEMV). bf16 x bf16 products are exact
+// in fp32, so only fp32 accumulation is in the bound. Both layouts, A transposed or not, alpha/beta,
+// and a depth beyond one KC block.
+TEST(PackedBf16, Bf16ActivationsWithEitherHandle) {
+  const std::int64_t n = 70;
+  for (const std::int64_t k : {std::int64_t{45}, static_cast<std::int64_t>(f32_selection().blocking.kc) + 9})
+    for (const bool bf16_weights : {true, false}) {
+      const Strided w = make_matrix(k, n, true, 0, 41);
+      std::vector<std::uint16_t> w16(w.data.size());
+      cblas_sbstobf16(static_cast<int>(w.data.size()), w.data.data(), 1, w16.data(), 1);
+      std::vector<float> w_exact(w16.size());
+      cblas_sbf16tos(static_cast<int>(w16.size()), w16.data(), 1, w_exact.data(), 1);
+      Handle h;
+      ASSERT_EQ(MMLA_STATUS_SUCCESS,
+                bf16_weights ? mmla_pack_b_bf16(MMLA_ROW_MAJOR, MMLA_NO_TRANS, k, n, w16.data(), n, &h.h)
+                             : mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, k, n, w_exact.data(), n, &h.h))
+          << mmla_last_error();
+      for (const std::int64_t m : {std::int64_t{1}, std::int64_t{9}})
+        for (const bool row : {true, false})
+          for (const bool ta : {false, true}) {
+            // op(A) is m x k; stored as A or A^T in the call's layout, with a padded leading dimension.
+            const bool a_rows_contiguous = row != ta;  // op(A)'s rows run along memory
+            const std::int64_t lda = (a_rows_contiguous ? k : m) + 3;
+            std::vector<std::uint16_t> a16(static_cast<std::size_t>(lda * (a_rows_contiguous ? m : k)),
+                                           0xffff);
+            std::vector<float> a_exact(static_cast<std::size_t>(m * k));
+            for (std::int64_t i = 0; i < m; ++i)
+              for (std::int64_t p = 0; p < k; ++p) {
+                const float v = static_cast<float>((i * 7 + p * 3) % 11) / 8.0f - 0.6f;
+                const std::uint16_t bits = ukernel::f32_to_bf16(v);
+                a16[static_cast<std::size_t>(a_rows_contiguous ? i * lda + p : p * lda + i)] = bits;
+                a_exact[static_cast<std::size_t>(i * k + p)] = ukernel::bf16_to_f32(bits);
+              }
+            const std::int64_t ldc = (row ? n : m) + 2;
+            std::vector<float> c(static_cast<std::size_t>(ldc * (row ? m : n)), 0.5f);
+            const auto c_at = [&](std::int64_t i, std::int64_t j) -> float& {
+              return c[static_cast<std::size_t>(row ? i * ldc + j : j * ldc + i)];
+            };
+            const std::vector<float> before = c;
+            ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_sbgemm_packed(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR,
+                                                              ta ? MMLA_TRANS : MMLA_NO_TRANS, m, n, k, 1.5f,
+                                                              a16.data(), lda, h.h, -0.5f, c.data(), ldc))
+                << mmla_last_error();
+            const Reference r = reference_gemm(
+                m, n, k, 1.5f, [&](std::int64_t i, std::int64_t p) { return a_exact[i * k + p]; },
+                [&](std::int64_t p, std::int64_t j) { return w_exact[p * n + j]; }, -0.5f,
+                [](std::int64_t, std::int64_t) { return 0.5f; });
+            EXPECT_TRUE(matches(r, c_at, fp32_bound_factor(k, 64)))
+                << "bf16 weights " << bf16_weights << " m=" << m << " k=" << k << " row " << row << " ta "
+                << ta;
+            // Nothing outside C's m x n changed.
+            for (std::size_t x = 0; x < c.size(); ++x) {
+              const std::int64_t major = static_cast<std::int64_t>(x) / ldc,
+                                 minor = static_cast<std::int64_t>(x) % ldc;
+              if (minor >= (row ? n : m) || major >= (row ? m : n)) {
+                ASSERT_EQ(c[x], before[x]) << x;
+              }
+            }
+          }
+    }
+}
+
+TEST(PackedBf16, Bf16ActivationsArgumentsAreChecked) {
+  std::vector<std::uint16_t> a(64, 0x3f80);
+  std::vector<float> b(64, 1.0f), c(64, 7.0f);
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT, mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1,
+                                                             a.data(), 4, nullptr, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("mmla_sbgemm_packed: argument 9"), std::string::npos)
+      << mmla_last_error();
+  Handle p;
+  ASSERT_EQ(MMLA_STATUS_SUCCESS, mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 4, 6, b.data(), 6, &p.h));
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, a.data(), 3, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 8"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 5, 1, a.data(), 5, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("packed as 4 x 6"), std::string::npos) << mmla_last_error();
+  EXPECT_EQ(MMLA_STATUS_INVALID_ARGUMENT,
+            mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 2, 6, 4, 1, nullptr, 4, p.h, 0, c.data(), 6));
+  EXPECT_NE(std::string(mmla_last_error()).find("argument 7"), std::string::npos) << mmla_last_error();
+  for (float v : c) ASSERT_EQ(v, 7.0f);
+}
+
+TEST(CppPacked, Bf16WeightsAndActivations) {
+  const std::int64_t m = 5, n = 40, k = 19;
+  std::vector<mmla::bfloat16> a(m * k), w(n * k);
+  std::vector<float> c(m * n, 0.0f);
+  // Small integers: exact in bf16, and every sum exact in fp32.
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = {ukernel::f32_to_bf16(static_cast<float>(i % 5) - 2)};
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = {ukernel::f32_to_bf16(static_cast<float>(i % 3) - 1)};
+  const mmla::PackedMatrix pw(mmla::MatrixView<const mmla::bfloat16>::row_major(w.data(), n, k).t());
+  EXPECT_EQ(pw.rows(), k);
+  EXPECT_EQ(pw.cols(), n);
+  for (bool c_row : {true, false}) {
+    auto vc = c_row ? mmla::MatrixView<float>::row_major(c.data(), m, n)
+                    : mmla::MatrixView<float>::col_major(c.data(), m, n);
+    mmla::gemm(1.0f, mmla::MatrixView<const mmla::bfloat16>::row_major(a.data(), m, k), pw, 0.0f, vc);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float s = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          s += ukernel::bf16_to_f32(a[i * k + p].bits) * ukernel::bf16_to_f32(w[j * k + p].bits);
+        EXPECT_EQ(vc(i, j), s) << i << "," << j;
+      }
+  }
+  auto vc = mmla::MatrixView<float>::row_major(c.data(), m, n);
+  EXPECT_THROW(
+      mmla::gemm(1.0f, mmla::MatrixView<const mmla::bfloat16>::row_major(a.data(), m, k - 1), pw, 0.0f, vc),
+      mmla::Error);
 }
 
 }  // namespace
