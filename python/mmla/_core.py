@@ -82,12 +82,86 @@ def _fpmath_code(fpmath):
         raise ValueError(f"fpmath: expected 'strict', 'bf16' or None, got {fpmath!r}") from None
 
 
+def _unit_stride_2d(arr):
+    """Whether a 2-D (or last-two-dims) view has a unit stride in one of them (as BLAS operands need)."""
+    if not _usable_strides(arr):
+        return False
+    item = arr.itemsize
+    (rows, cols), (rs, cs) = arr.shape[-2:], arr.strides[-2:]
+    return cols <= 1 or cs == item or rows <= 1 or rs == item
+
+
+class PackedMatrix:
+    """Weights b (k x n, 2-D, float32 or bfloat16) packed once into the layout of the kernel mmla
+    picked for this CPU, for many `mmla.matmul(a, w)` calls with different a: inference's case, where
+    repacking the weights on every call would cost time. bfloat16 weights stay bfloat16 where the CPU
+    has bf16 instructions (half the bytes per call). The kernel is fixed when packing: under
+    fast math (fpmath='bf16', or the mode in force) float32 weights are packed for the bf16 kernel,
+    and a later call under another mode is refused (ValueError), never misread. The packed copy
+    is independent of b."""
+
+    def __init__(self, b, *, fpmath=None):
+        mode = _fpmath_code(fpmath)
+        B, kind = _as_array(b, "b")
+        if B.ndim != 2:
+            raise ValueError(f"b: packed weights must be 2-D, got {B.ndim}-D")
+        if not _unit_stride_2d(B):
+            B = np.ascontiguousarray(B)
+        self._handle = _mmla.Packed(B, kind == "bf16", mode)
+        self.shape = (int(B.shape[0]), int(B.shape[1]))
+        self.dtype = "bfloat16" if kind == "bf16" else "float32"
+
+    @property
+    def nbytes(self):
+        """Bytes the packed data occupies."""
+        return self._handle.nbytes
+
+    def __repr__(self):
+        return f"mmla.PackedMatrix(shape={self.shape}, dtype={self.dtype}, nbytes={self.nbytes})"
+
+
+def _matmul_packed(a, w, out, alpha, beta, mode):
+    torch = _torch_module(a)
+    A, kind = _as_array(a, "a")
+    if A.ndim < 2:
+        raise ValueError(f"a: needs at least 2 dimensions, got {A.ndim}-D (1-D vectors are not promoted)")
+    m, k = A.shape[-2:]
+    k2, n = w.shape
+    if k != k2:
+        raise ValueError(f"a and b: inner dimensions differ: a is {A.shape}, b is packed {w.shape} ({k} != {k2})")
+    shape = tuple(A.shape[:-2]) + (m, n)
+    try:
+        alpha, beta = float(alpha), float(beta)
+    except (TypeError, ValueError):
+        raise TypeError("alpha and beta must be real numbers") from None
+    if out is None:
+        if beta != 0.0:
+            raise ValueError("beta: a nonzero beta needs `out` (there is no C to scale)")
+        O = np.empty(shape, np.float32)
+        result = torch.from_numpy(O) if torch is not None else O
+    else:
+        O = _check_out(out, shape, (A,))
+        result = out
+    if not _unit_stride_2d(A):
+        A = np.ascontiguousarray(A)
+    # out's rows must be contiguous (a row-major C); otherwise compute in a compact copy.
+    rows_ok = _usable_strides(O) and (n <= 1 or O.strides[-1] == 4)
+    work = O if rows_ok else (np.ascontiguousarray(O) if beta != 0.0 else np.empty(shape, np.float32))
+    _mmla.gemm_packed(A, w._handle, work, alpha, beta, kind == "bf16", mode)
+    if work is not O:
+        O[...] = work
+    return result
+
+
 def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, fpmath=None):
     """out = alpha * (a @ b) + beta * out, with numpy.matmul's shape rules for 2-D and batched (>= 3-D,
     broadcast) operands. a and b: float32 or bfloat16 (both the same), NumPy arrays, torch tensors
-    (DLPack) or buffers. The result is float32: a new NumPy array (a torch tensor if an input is
+    (DLPack) or buffers; or b a PackedMatrix (weights packed once), which a of either dtype, 2-D or
+    batched, multiplies. The result is float32: a new NumPy array (a torch tensor if an input is
     one), or `out`. fpmath: None (the mode in force), 'strict' or 'bf16' for this call only."""
     mode = _fpmath_code(fpmath)
+    if isinstance(b, PackedMatrix):
+        return _matmul_packed(a, b, out, alpha, beta, mode)
     torch = _torch_module(a) or _torch_module(b)
     A, kind_a = _as_array(a, "a")
     B, kind_b = _as_array(b, "b")

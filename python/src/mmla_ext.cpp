@@ -1,11 +1,13 @@
 // mmla._mmla: the Python binding of the C API. It only walks batch indices and hands strided views
-// to mmla_sgemm_strided / mmla_sbgemm_strided; shapes, dtypes, broadcasting and `out` are checked
-// and prepared by python/mmla/_core.py. The GIL is released while mmla computes.
+// to mmla_sgemm_strided / mmla_sbgemm_strided (and BLAS-form views to mmla_gemm_packed /
+// mmla_sbgemm_packed); shapes, dtypes, broadcasting and `out` are checked and prepared by
+// python/mmla/_core.py. The GIL is released while mmla computes.
 #include <mmla/mmla.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
@@ -19,16 +21,29 @@ namespace {
 using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
 using OutArray = nb::ndarray<float, nb::device::cpu>;
 
-[[noreturn]] void raise(mmla_status s) {
-  const std::string msg = mmla_last_error();
+[[noreturn]] void raise(mmla_status s, const std::string& msg) {
   if (s == MMLA_STATUS_OUT_OF_MEMORY) throw std::bad_alloc();
   if (s == MMLA_STATUS_INVALID_ARGUMENT) throw nb::value_error(msg.c_str());
   throw std::runtime_error("mmla: " + std::string(mmla_status_string(s)) + ": " + msg);
 }
 
 void check(mmla_status s) {
-  if (s != MMLA_STATUS_SUCCESS) raise(s);
+  if (s != MMLA_STATUS_SUCCESS) raise(s, mmla_last_error());
 }
+
+// A call's status with its message, taken before anything else (restoring the fp-math override
+// clears the thread's last error).
+struct Outcome {
+  mmla_status status = MMLA_STATUS_SUCCESS;
+  std::string message;
+  void set(mmla_status s) {
+    status = s;
+    if (s != MMLA_STATUS_SUCCESS) message = mmla_last_error();
+  }
+  void check() const {
+    if (status != MMLA_STATUS_SUCCESS) raise(status, message);
+  }
+};
 
 // Sets the calling thread's fp-math override for one call and restores the previous one.
 class ThreadFpmath {
@@ -112,22 +127,22 @@ void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float b
                                     reinterpret_cast<const float*>(bp), brs, bcs, beta, cp, crs, ccs);
   };
 
-  mmla_status status = MMLA_STATUS_SUCCESS;
+  Outcome outcome;
   {
     nb::gil_scoped_release unlocked;
     ThreadFpmath mode(fpmath);
     if (fold) {
-      status = one(a0, b0, c0, m * static_cast<int64_t>(batch));
+      outcome.set(one(a0, b0, c0, m * static_cast<int64_t>(batch)));
     } else {
       std::vector<std::size_t> idx(nb_dims, 0);
-      for (std::size_t t = 0; t < batch && status == MMLA_STATUS_SUCCESS; ++t) {
+      for (std::size_t t = 0; t < batch && outcome.status == MMLA_STATUS_SUCCESS; ++t) {
         int64_t ao = 0, bo = 0, co = 0;
         for (std::size_t d = 0; d < nb_dims; ++d) {
           const auto i = static_cast<int64_t>(idx[d]);
           ao += i * a.stride(d), bo += i * b.stride(d), co += i * out.stride(d);
         }
-        status =
-            one(a0 + ao * static_cast<int64_t>(esize), b0 + bo * static_cast<int64_t>(esize), c0 + co, m);
+        outcome.set(
+            one(a0 + ao * static_cast<int64_t>(esize), b0 + bo * static_cast<int64_t>(esize), c0 + co, m));
         for (std::size_t d = nb_dims; d-- > 0;) {  // next batch index, last dim fastest
           if (++idx[d] < out.shape(d)) break;
           idx[d] = 0;
@@ -135,7 +150,122 @@ void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float b
       }
     }
   }
-  check(status);
+  outcome.check();
+}
+
+// Weights packed once (mmla_pack_b / mmla_pack_b_bf16), freed with the object. b is 2-D with a unit
+// stride in one dimension (_core.py copies it otherwise).
+class Packed {
+ public:
+  Packed(const InArray& b, bool bf16, int fpmath) {
+    if (b.ndim() != 2) throw nb::value_error("mmla: packed weights must be 2-D");
+    const nb::dlpack::dtype want = bf16 ? nb::dtype<std::uint16_t>() : nb::dtype<float>();
+    if (b.dtype() != want) throw nb::type_error("mmla: b must be float32 or bfloat16");
+    k_ = static_cast<int64_t>(b.shape(0)), n_ = static_cast<int64_t>(b.shape(1));
+    // Row-major k x n with ldb = row stride, or (unit row stride) its transpose n x k.
+    const int64_t rs = b.stride(0), cs = b.stride(1);
+    const bool rows = n_ <= 1 || cs == 1;
+    if (!rows && !(k_ <= 1 || rs == 1)) throw nb::value_error("mmla: b needs a unit stride in one dimension");
+    const mmla_transpose trans = rows ? MMLA_NO_TRANS : MMLA_TRANS;
+    const int64_t ld =
+        rows ? (k_ <= 1 ? std::max<int64_t>(n_, 1) : rs) : (n_ <= 1 ? std::max<int64_t>(k_, 1) : cs);
+    Outcome outcome;
+    {
+      nb::gil_scoped_release unlocked;
+      ThreadFpmath mode(fpmath);
+      outcome.set(
+          bf16 ? mmla_pack_b_bf16(MMLA_ROW_MAJOR, trans, k_, n_, static_cast<const mmla_bfloat16*>(b.data()),
+                                  ld, &h_)
+               : mmla_pack_b(MMLA_ROW_MAJOR, trans, k_, n_, static_cast<const float*>(b.data()), ld, &h_));
+    }
+    outcome.check();
+  }
+  ~Packed() { mmla_packed_free(h_); }
+  Packed(const Packed&) = delete;
+  Packed& operator=(const Packed&) = delete;
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  std::size_t nbytes() const {
+    std::size_t b = 0;
+    check(mmla_packed_size(h_, &b));
+    return b;
+  }
+  const mmla_packed_matrix* get() const { return h_; }
+
+ private:
+  mmla_packed_matrix* h_ = nullptr;
+  int64_t k_ = 0, n_ = 0;
+};
+
+// out[...] = alpha * a[...] @ packed + beta * out[...]; a and out have the same batch shape; out's
+// last dim has unit stride (or n == 1) and a has a unit stride in one of its last two dims
+// (_core.py arranges both). bf16: a holds bfloat16 bits as uint16.
+void gemm_packed(const InArray& a, const Packed& b, OutArray out, float alpha, float beta, bool bf16,
+                 int fpmath) {
+  const std::size_t nd = a.ndim();
+  if (nd < 2 || out.ndim() != nd) throw nb::value_error("mmla: operands must have equal ndim >= 2");
+  const std::size_t nb_dims = nd - 2;
+  const int64_t m = static_cast<int64_t>(a.shape(nd - 2)), k = static_cast<int64_t>(a.shape(nd - 1));
+  const int64_t n = b.n();
+  if (k != b.k() || static_cast<int64_t>(out.shape(nd - 2)) != m ||
+      static_cast<int64_t>(out.shape(nd - 1)) != n)
+    throw nb::value_error("mmla: operand shapes do not match");
+  std::size_t batch = 1;
+  for (std::size_t d = 0; d < nb_dims; ++d) {
+    if (a.shape(d) != out.shape(d)) throw nb::value_error("mmla: batch shapes do not match");
+    batch *= out.shape(d);
+  }
+  const nb::dlpack::dtype want = bf16 ? nb::dtype<std::uint16_t>() : nb::dtype<float>();
+  if (a.dtype() != want) throw nb::type_error("mmla: a must be float32 or bfloat16");
+  if (batch == 0 || m == 0 || n == 0) return;
+  const int64_t a_rs = a.stride(nd - 2), a_cs = a.stride(nd - 1);
+  const int64_t c_rs = out.stride(nd - 2), c_cs = out.stride(nd - 1);
+  if (n > 1 && c_cs != 1) throw nb::value_error("mmla: out needs unit stride along its last dim");
+  const bool fold = batch > 1 && rows_fold(a, nb_dims) && rows_fold(out, nb_dims);
+  const std::size_t esize = bf16 ? 2 : 4;
+
+  // A (rows x k) as a row-major BLAS operand: itself (unit column stride) or its transpose.
+  const int64_t rows_per_call = fold ? m * static_cast<int64_t>(batch) : m;
+  const bool a_rows = k <= 1 || a_cs == 1;
+  if (!a_rows && !(rows_per_call <= 1 || a_rs == 1))
+    throw nb::value_error("mmla: a needs a unit stride in one dimension");
+  const auto one = [&](const char* ap, float* cp, int64_t rows) {
+    const mmla_transpose ta = a_rows ? MMLA_NO_TRANS : MMLA_TRANS;
+    const int64_t lda =
+        a_rows ? (rows <= 1 ? std::max<int64_t>(k, 1) : a_rs) : (k <= 1 ? std::max<int64_t>(rows, 1) : a_cs);
+    const int64_t ldc = rows <= 1 ? n : c_rs;
+    return bf16 ? mmla_sbgemm_packed(MMLA_ROW_MAJOR, ta, rows, n, k, alpha,
+                                     reinterpret_cast<const mmla_bfloat16*>(ap), lda, b.get(), beta, cp, ldc)
+                : mmla_gemm_packed(MMLA_ROW_MAJOR, ta, rows, n, k, alpha, reinterpret_cast<const float*>(ap),
+                                   lda, b.get(), beta, cp, ldc);
+  };
+
+  const auto* a0 = static_cast<const char*>(a.data());
+  float* c0 = out.data();
+  Outcome outcome;
+  {
+    nb::gil_scoped_release unlocked;
+    ThreadFpmath mode(fpmath);
+    if (fold) {
+      outcome.set(one(a0, c0, rows_per_call));
+    } else {
+      std::vector<std::size_t> idx(nb_dims, 0);
+      for (std::size_t t = 0; t < batch && outcome.status == MMLA_STATUS_SUCCESS; ++t) {
+        int64_t ao = 0, co = 0;
+        for (std::size_t d = 0; d < nb_dims; ++d) {
+          const auto i = static_cast<int64_t>(idx[d]);
+          ao += i * a.stride(d), co += i * out.stride(d);
+        }
+        outcome.set(one(a0 + ao * static_cast<int64_t>(esize), c0 + co, m));
+        for (std::size_t d = nb_dims; d-- > 0;) {
+          if (++idx[d] < out.shape(d)) break;
+          idx[d] = 0;
+        }
+      }
+    }
+  }
+  outcome.check();
 }
 
 }  // namespace
@@ -144,6 +274,13 @@ NB_MODULE(_mmla, m) {
   m.doc() = "mmla's C API (use the mmla package, not this module)";
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"), nb::arg("beta"),
         nb::arg("bf16"), nb::arg("fpmath"));
+  nb::class_<Packed>(m, "Packed")
+      .def(nb::init<const InArray&, bool, int>(), nb::arg("b"), nb::arg("bf16"), nb::arg("fpmath"))
+      .def_prop_ro("k", &Packed::k)
+      .def_prop_ro("n", &Packed::n)
+      .def_prop_ro("nbytes", &Packed::nbytes);
+  m.def("gemm_packed", &gemm_packed, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha"),
+        nb::arg("beta"), nb::arg("bf16"), nb::arg("fpmath"));
   m.def("set_num_threads", [](int n) { check(mmla_set_num_threads(n)); });
   m.def("get_num_threads", &mmla_get_num_threads);
   m.def("set_fpmath_mode",
