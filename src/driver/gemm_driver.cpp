@@ -260,9 +260,17 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
         const std::size_t kc = std::min(p.b_layout->kc, p.k - pc);
         const auto* block = reinterpret_cast<const float*>(static_cast<const char*>(p.b_packed) +
                                                            p.b_layout->panel_offset(p.b_col0 + jc, pc));
-        for (std::size_t jr = 0; jr < nc; jr += nr)
-          kernel.axpy(std::min(nr, nc - jr), kc, block + jr * round_up(kc, kr),
-                      static_cast<std::ptrdiff_t>(nr), v + pc, acc + jc + jr);
+        const std::size_t kcp = round_up(kc, kr);
+        const auto panel_stride = static_cast<std::ptrdiff_t>(kcp * nr);
+        std::size_t jr = 0;
+        // Four full panels at a time: four sequential streams (one alone leaves bandwidth unused).
+        for (; jr + 4 * nr <= nc; jr += 4 * nr)
+          if (!kernel.axpy_panels4(nr, kc, block + jr * kcp, panel_stride, static_cast<std::ptrdiff_t>(nr),
+                                   v + pc, acc + jc + jr))
+            break;
+        for (; jr < nc; jr += nr)
+          kernel.axpy(std::min(nr, nc - jr), kc, block + jr * kcp, static_cast<std::ptrdiff_t>(nr), v + pc,
+                      acc + jc + jr);
       }
     }
   } else if (axpy) {

@@ -342,6 +342,46 @@ TEST(PackedBf16, Bf16ActivationsWithEitherHandle) {
     }
 }
 
+// M = 1 with a prepacked fp32 B takes the GEMV, four panels at a time where there are four: a wide
+// n (several groups of four panels and a partial one), k over one KC block, fp32 and bf16 A.
+TEST(Packed, RowVectorOverManyPanels) {
+  const std::int64_t n = 9 * 48 + 5;
+  for (const std::int64_t k :
+       {std::int64_t{45}, static_cast<std::int64_t>(f32_selection().blocking.kc) + 9}) {
+    const Strided w = make_matrix(k, n, true, 0, 51);
+    Handle h;
+    {
+      const mmla::ScopedFpMath strict(mmla::FpMath::strict);
+      ASSERT_EQ(MMLA_STATUS_SUCCESS,
+                mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, k, n, w.data.data(), n, &h.h));
+    }
+    std::vector<float> a(static_cast<std::size_t>(k));
+    std::vector<std::uint16_t> a16(a.size());
+    for (std::size_t p = 0; p < a.size(); ++p) {
+      a16[p] = ukernel::f32_to_bf16(static_cast<float>(p % 13) / 8.0f - 0.7f);
+      a[p] = ukernel::bf16_to_f32(a16[p]);
+    }
+    for (const bool bf16_a : {false, true}) {
+      std::vector<float> c(static_cast<std::size_t>(n) + 3, 9.0f);
+      const mmla::ScopedFpMath strict(mmla::FpMath::strict);
+      ASSERT_EQ(MMLA_STATUS_SUCCESS, bf16_a ? mmla_sbgemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 1, n, k, 1,
+                                                                 a16.data(), k, h.h, 0, c.data(), n)
+                                            : mmla_gemm_packed(MMLA_ROW_MAJOR, MMLA_NO_TRANS, 1, n, k, 1,
+                                                               a.data(), k, h.h, 0, c.data(), n))
+          << mmla_last_error();
+      const Reference r = reference_gemm(
+          1, n, k, 1.0f, [&](std::int64_t, std::int64_t p) { return a[static_cast<std::size_t>(p)]; },
+          [&](std::int64_t p, std::int64_t j) { return w.at(p, j); }, 0.0f,
+          [](std::int64_t, std::int64_t) { return 0.0f; });
+      EXPECT_TRUE(matches(
+          r, [&](std::int64_t, std::int64_t j) { return c[static_cast<std::size_t>(j)]; },
+          fp32_bound_factor(k, 64)))
+          << "k=" << k << " bf16 A " << bf16_a;
+      for (std::size_t j = static_cast<std::size_t>(n); j < c.size(); ++j) ASSERT_EQ(c[j], 9.0f);
+    }
+  }
+}
+
 TEST(PackedBf16, Bf16ActivationsArgumentsAreChecked) {
   std::vector<std::uint16_t> a(64, 0x3f80);
   std::vector<float> b(64, 1.0f), c(64, 7.0f);

@@ -86,6 +86,52 @@ TEST_P(Gemv, AxpyAndDotOverLengthsAndDepths) {
       }
 }
 
+// Four panels side by side (a prepacked B at M = 1): every whole-vector width it takes, against the
+// double reference, accumulating onto acc; any other width is refused with acc untouched.
+TEST_P(Gemv, Panels4) {
+  const GemvKernel& kn = *GetParam();
+  std::size_t lanes = 0;  // the kernel's vector width: the smallest len it takes
+  for (std::size_t len = 1; len <= 64 && lanes == 0; ++len) {
+    std::vector<float> x(4 * len, 1.0f), v(1, 1.0f), acc(4 * len, 0.0f);
+    if (kn.axpy_panels4(len, 1, x.data(), static_cast<std::ptrdiff_t>(len), static_cast<std::ptrdiff_t>(len),
+                        v.data(), acc.data()))
+      lanes = len;
+    else
+      for (float a : acc) ASSERT_EQ(a, 0.0f) << kn.name << " refused len " << len << " but wrote";
+  }
+  ASSERT_NE(lanes, 0u) << kn.name;
+  for (std::size_t vecs = 1; vecs <= 4; ++vecs)
+    for (std::size_t k : {1, 2, 7, 67}) {
+      const std::size_t len = vecs * lanes;
+      const auto stride = static_cast<std::ptrdiff_t>(len * k + 5);  // panels apart, with a gap
+      std::vector<float> x(4 * static_cast<std::size_t>(stride));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 17) / 8.0f - 1.0f;
+      std::vector<float> v(k);
+      for (std::size_t p = 0; p < k; ++p) v[p] = static_cast<float>((p * 5) % 7) / 4.0f - 0.7f;
+      std::vector<float> acc(4 * len + 8);
+      for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
+      const std::vector<float> before = acc;
+      ASSERT_TRUE(
+          kn.axpy_panels4(len, k, x.data(), stride, static_cast<std::ptrdiff_t>(len), v.data(), acc.data()))
+          << kn.name << " len=" << len;
+      for (std::size_t q = 0; q < 4; ++q)
+        for (std::size_t j = 0; j < len; ++j) {
+          double expect = before[q * len + j], scale = std::abs(expect);
+          for (std::size_t p = 0; p < k; ++p) {
+            const double t =
+                static_cast<double>(x[q * static_cast<std::size_t>(stride) + p * len + j]) * v[p];
+            expect += t, scale += std::abs(t);
+          }
+          ASSERT_LE(
+              std::abs(acc[q * len + j] - expect),
+              fp32_bound_factor(static_cast<std::int64_t>(k) + 1, static_cast<std::int64_t>(k) + 1) * scale)
+              << kn.name << " len=" << len << " k=" << k << " panel " << q << " j=" << j;
+        }
+      for (std::size_t j = 4 * len; j < acc.size(); ++j)
+        ASSERT_EQ(acc[j], before[j]) << kn.name << " wrote past";
+    }
+}
+
 TEST_P(Gemv, Bf16DenormalsAreKept) {
   // Widening a bf16 is exact, denormals included: 2^-133 (the smallest bf16 denormal) x 2^100.
   const GemvKernel& kn = *GetParam();
