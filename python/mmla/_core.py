@@ -91,6 +91,20 @@ def _unit_stride_2d(arr):
     return cols <= 1 or cs == item or rows <= 1 or rs == item
 
 
+def _scalars_and_out(alpha, beta, out, shape, inputs, torch):
+    """alpha and beta as floats, the float32 array written (out's, or a new one) and what is returned."""
+    try:
+        alpha, beta = float(alpha), float(beta)
+    except (TypeError, ValueError):
+        raise TypeError("alpha and beta must be real numbers") from None
+    if out is None:
+        if beta != 0.0:
+            raise ValueError("beta: a nonzero beta needs `out` (there is no C to scale)")
+        O = np.empty(shape, np.float32)
+        return alpha, beta, O, (torch.from_numpy(O) if torch is not None else O)
+    return alpha, beta, _check_out(out, shape, inputs), out
+
+
 class PackedMatrix:
     """Weights b (k x n, 2-D, float32 or bfloat16) packed once into the layout of the kernel mmla
     picked for this CPU, for many `mmla.matmul(a, w)` calls with different a: inference's case, where
@@ -130,18 +144,7 @@ def _matmul_packed(a, w, out, alpha, beta, mode):
     if k != k2:
         raise ValueError(f"a and b: inner dimensions differ: a is {A.shape}, b is packed {w.shape} ({k} != {k2})")
     shape = tuple(A.shape[:-2]) + (m, n)
-    try:
-        alpha, beta = float(alpha), float(beta)
-    except (TypeError, ValueError):
-        raise TypeError("alpha and beta must be real numbers") from None
-    if out is None:
-        if beta != 0.0:
-            raise ValueError("beta: a nonzero beta needs `out` (there is no C to scale)")
-        O = np.empty(shape, np.float32)
-        result = torch.from_numpy(O) if torch is not None else O
-    else:
-        O = _check_out(out, shape, (A,))
-        result = out
+    alpha, beta, O, result = _scalars_and_out(alpha, beta, out, shape, (A,), torch)
     if not _unit_stride_2d(A):
         A = np.ascontiguousarray(A)
     # out's rows must be contiguous (a row-major C); otherwise compute in a compact copy.
@@ -179,20 +182,7 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, fpmath=None):
     except ValueError:
         raise ValueError(f"a and b: batch dimensions {A.shape[:-2]} and {B.shape[:-2]} do not broadcast") from None
     shape = tuple(batch) + (m, n)
-    try:
-        alpha, beta = float(alpha), float(beta)
-    except (TypeError, ValueError):
-        raise TypeError("alpha and beta must be real numbers") from None
-
-    result = None
-    if out is None:
-        if beta != 0.0:
-            raise ValueError("beta: a nonzero beta needs `out` (there is no C to scale)")
-        O = np.empty(shape, np.float32)
-        result = torch.from_numpy(O) if torch is not None else O
-    else:
-        O = _check_out(out, shape, (A, B))
-        result = out
+    alpha, beta, O, result = _scalars_and_out(alpha, beta, out, shape, (A, B), torch)
 
     A = np.broadcast_to(A if _usable_strides(A) else np.ascontiguousarray(A), tuple(batch) + (m, k))
     B = np.broadcast_to(B if _usable_strides(B) else np.ascontiguousarray(B), tuple(batch) + (k, n))
