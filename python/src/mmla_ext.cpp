@@ -80,6 +80,38 @@ bool rows_fold(const Array& x, std::size_t nb) {
   return true;
 }
 
+// Calls fn(idx) for every batch index of out's dims [0, nb), last dim fastest, until fn returns false.
+template <class Fn>
+void for_each_batch(const OutArray& out, std::size_t nb, Fn fn) {
+  std::size_t batch = 1;
+  for (std::size_t d = 0; d < nb; ++d) batch *= out.shape(d);
+  std::vector<std::size_t> idx(nb, 0);
+  for (std::size_t t = 0; t < batch && fn(idx); ++t) {
+    for (std::size_t d = nb; d-- > 0;) {
+      if (++idx[d] < out.shape(d)) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Element offset of batch index idx in x.
+template <class Array>
+int64_t batch_offset(const Array& x, const std::vector<std::size_t>& idx) {
+  int64_t o = 0;
+  for (std::size_t d = 0; d < idx.size(); ++d) o += static_cast<int64_t>(idx[d]) * x.stride(d);
+  return o;
+}
+
+// A rows x cols view (element strides rs, cs) as a row-major BLAS operand: itself (unit column
+// stride, ld = rs) or its transpose (unit row stride, ld = cs); false when it has neither.
+bool blas_form(int64_t rows, int64_t cols, int64_t rs, int64_t cs, mmla_transpose* trans, int64_t* ld) {
+  const bool as_is = cols <= 1 || cs == 1;
+  if (!as_is && !(rows <= 1 || rs == 1)) return false;
+  *trans = as_is ? MMLA_NO_TRANS : MMLA_TRANS;
+  *ld = as_is ? (rows <= 1 ? std::max<int64_t>(cols, 1) : rs) : (cols <= 1 ? std::max<int64_t>(rows, 1) : cs);
+  return true;
+}
+
 // out[..., :, :] = alpha * a[...] @ b[...] + beta * out[...]; a, b and out have the same batch shape
 // (broadcast dims have stride 0 in a and b). bf16: a and b hold bfloat16 bits as uint16.
 void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float beta, bool bf16, int fpmath) {
@@ -134,20 +166,12 @@ void gemm(const InArray& a, const InArray& b, OutArray out, float alpha, float b
     if (fold) {
       outcome.set(one(a0, b0, c0, m * static_cast<int64_t>(batch)));
     } else {
-      std::vector<std::size_t> idx(nb_dims, 0);
-      for (std::size_t t = 0; t < batch && outcome.status == MMLA_STATUS_SUCCESS; ++t) {
-        int64_t ao = 0, bo = 0, co = 0;
-        for (std::size_t d = 0; d < nb_dims; ++d) {
-          const auto i = static_cast<int64_t>(idx[d]);
-          ao += i * a.stride(d), bo += i * b.stride(d), co += i * out.stride(d);
-        }
-        outcome.set(
-            one(a0 + ao * static_cast<int64_t>(esize), b0 + bo * static_cast<int64_t>(esize), c0 + co, m));
-        for (std::size_t d = nb_dims; d-- > 0;) {  // next batch index, last dim fastest
-          if (++idx[d] < out.shape(d)) break;
-          idx[d] = 0;
-        }
-      }
+      const auto es = static_cast<int64_t>(esize);
+      for_each_batch(out, nb_dims, [&](const std::vector<std::size_t>& idx) {
+        outcome.set(one(a0 + batch_offset(a, idx) * es, b0 + batch_offset(b, idx) * es,
+                        c0 + batch_offset(out, idx), m));
+        return outcome.status == MMLA_STATUS_SUCCESS;
+      });
     }
   }
   outcome.check();
@@ -162,13 +186,10 @@ class Packed {
     const nb::dlpack::dtype want = bf16 ? nb::dtype<std::uint16_t>() : nb::dtype<float>();
     if (b.dtype() != want) throw nb::type_error("mmla: b must be float32 or bfloat16");
     k_ = static_cast<int64_t>(b.shape(0)), n_ = static_cast<int64_t>(b.shape(1));
-    // Row-major k x n with ldb = row stride, or (unit row stride) its transpose n x k.
-    const int64_t rs = b.stride(0), cs = b.stride(1);
-    const bool rows = n_ <= 1 || cs == 1;
-    if (!rows && !(k_ <= 1 || rs == 1)) throw nb::value_error("mmla: b needs a unit stride in one dimension");
-    const mmla_transpose trans = rows ? MMLA_NO_TRANS : MMLA_TRANS;
-    const int64_t ld =
-        rows ? (k_ <= 1 ? std::max<int64_t>(n_, 1) : rs) : (n_ <= 1 ? std::max<int64_t>(k_, 1) : cs);
+    mmla_transpose trans;
+    int64_t ld;
+    if (!blas_form(k_, n_, b.stride(0), b.stride(1), &trans, &ld))
+      throw nb::value_error("mmla: b needs a unit stride in one dimension");
     Outcome outcome;
     {
       nb::gil_scoped_release unlocked;
@@ -225,16 +246,14 @@ void gemm_packed(const InArray& a, const Packed& b, OutArray out, float alpha, f
   const bool fold = batch > 1 && rows_fold(a, nb_dims) && rows_fold(out, nb_dims);
   const std::size_t esize = bf16 ? 2 : 4;
 
-  // A (rows x k) as a row-major BLAS operand: itself (unit column stride) or its transpose.
-  const int64_t rows_per_call = fold ? m * static_cast<int64_t>(batch) : m;
-  const bool a_rows = k <= 1 || a_cs == 1;
-  if (!a_rows && !(rows_per_call <= 1 || a_rs == 1))
+  // One call per batch entry, or one for the whole folded batch; A in BLAS form for that many rows.
+  const int64_t rows = fold ? m * static_cast<int64_t>(batch) : m;
+  mmla_transpose ta;
+  int64_t lda;
+  if (!blas_form(rows, k, a_rs, a_cs, &ta, &lda))
     throw nb::value_error("mmla: a needs a unit stride in one dimension");
-  const auto one = [&](const char* ap, float* cp, int64_t rows) {
-    const mmla_transpose ta = a_rows ? MMLA_NO_TRANS : MMLA_TRANS;
-    const int64_t lda =
-        a_rows ? (rows <= 1 ? std::max<int64_t>(k, 1) : a_rs) : (k <= 1 ? std::max<int64_t>(rows, 1) : a_cs);
-    const int64_t ldc = rows <= 1 ? n : c_rs;
+  const int64_t ldc = rows <= 1 ? n : c_rs;
+  const auto one = [&](const char* ap, float* cp) {
     return bf16 ? mmla_sbgemm_packed(MMLA_ROW_MAJOR, ta, rows, n, k, alpha,
                                      reinterpret_cast<const mmla_bfloat16*>(ap), lda, b.get(), beta, cp, ldc)
                 : mmla_gemm_packed(MMLA_ROW_MAJOR, ta, rows, n, k, alpha, reinterpret_cast<const float*>(ap),
@@ -248,21 +267,13 @@ void gemm_packed(const InArray& a, const Packed& b, OutArray out, float alpha, f
     nb::gil_scoped_release unlocked;
     ThreadFpmath mode(fpmath);
     if (fold) {
-      outcome.set(one(a0, c0, rows_per_call));
+      outcome.set(one(a0, c0));
     } else {
-      std::vector<std::size_t> idx(nb_dims, 0);
-      for (std::size_t t = 0; t < batch && outcome.status == MMLA_STATUS_SUCCESS; ++t) {
-        int64_t ao = 0, co = 0;
-        for (std::size_t d = 0; d < nb_dims; ++d) {
-          const auto i = static_cast<int64_t>(idx[d]);
-          ao += i * a.stride(d), co += i * out.stride(d);
-        }
-        outcome.set(one(a0 + ao * static_cast<int64_t>(esize), c0 + co, m));
-        for (std::size_t d = nb_dims; d-- > 0;) {
-          if (++idx[d] < out.shape(d)) break;
-          idx[d] = 0;
-        }
-      }
+      for_each_batch(out, nb_dims, [&](const std::vector<std::size_t>& idx) {
+        outcome.set(
+            one(a0 + batch_offset(a, idx) * static_cast<int64_t>(esize), c0 + batch_offset(out, idx)));
+        return outcome.status == MMLA_STATUS_SUCCESS;
+      });
     }
   }
   outcome.check();
