@@ -125,11 +125,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const mmla::cpu::CacheSizes& caches = mmla::cpu::info().caches;
   for (const GemmKernel* k : mmla::ukernel::all_kernels()) {
     if (!mmla::ukernel::usable(*k)) continue;
     if (!only.empty() && std::string(k->name).find(only) == std::string::npos) continue;
-    bench_kernel(*k, mmla::driver::blocking_for(*k, caches), reps);
+    bench_kernel(*k, mmla::driver::blocking_for(*k, mmla::cpu::info()), reps);
   }
   return 0;
 }

@@ -189,7 +189,7 @@ Selection make_selection(ukernel::Family family) {
   if (s.kernel == nullptr) return s;
   for (const ukernel::GemmKernel* k : ukernel::all_kernels())
     if (k->family == family && k->isa == s.kernel->isa && ukernel::usable(*k))
-      s.tiles.push_back({k, driver::blocking_for(*k, cpu::info().caches)});
+      s.tiles.push_back({k, driver::blocking_for(*k, cpu::info())});
   s.blocking = s.tiles.front().blocking;
   return s;
 }

@@ -92,7 +92,14 @@ bool request_amx_permission() {
 
 void detect(CpuInfo* info) {
   Features& f = info->features;
-  const unsigned max_leaf = cpuid(0).a;
+  const Regs l0 = cpuid(0);
+  const unsigned max_leaf = l0.a;
+  // The vendor string is EBX, EDX, ECX: "GenuineIntel" / "AuthenticAMD".
+  char vendor[13] = {};
+  std::memcpy(vendor, &l0.b, 4), std::memcpy(vendor + 4, &l0.d, 4), std::memcpy(vendor + 8, &l0.c, 4);
+  info->vendor = std::strcmp(vendor, "GenuineIntel") == 0   ? Vendor::intel
+                 : std::strcmp(vendor, "AuthenticAMD") == 0 ? Vendor::amd
+                                                            : Vendor::other;
   const Regs l1 = cpuid(1);
   const bool osxsave = bit(l1.c, 27);
   const std::uint64_t xcr0 = osxsave ? xgetbv0() : 0;

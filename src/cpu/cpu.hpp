@@ -42,8 +42,12 @@ struct CacheSizes {
   const char* source = "";              // where they came from (sysfs, cpuid, defaults)
 };
 
+// Where the blocking model has measured a difference between microarchitectures (docs/blocking.md).
+enum class Vendor : std::uint8_t { other, intel, amd };
+
 struct CpuInfo {
   std::string name;  // brand string or architecture name
+  Vendor vendor = Vendor::other;
   Features features;
   CacheSizes caches;
 };

@@ -23,7 +23,11 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 // - A prepacked B serves any M, and costs no packing per call: it is laid out with the many-rows
 //   KC and NC (src/api/packed.cpp; measured on Zen 4, KC 2048 was as fast as or faster than
 //   KC 192-1024 from M = 8 to 4096).
-Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& caches) {
+// - B read in place (a row-major B, M in one MC block): every MR panel of A reads each strided
+//   KC x NR micro-panel of B again. Zen 4 took that well up to M = 128, Intel's Golden Cove lost
+//   from M = 32 on (2.6x at M = 128, B from DRAM) and won up to M = 24: at most three panels there.
+Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
+  const cpu::CacheSizes& caches = cpu.caches;
   const std::size_t elem = k.elem_size;
   const std::size_t depth_scale = k.isa == cpu::Isa::avx512bf16 ? 2 : 1;
   const std::size_t kr_round = depth_round(k);
@@ -40,6 +44,7 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CacheSizes& cache
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
+  if (cpu.vendor == cpu::Vendor::intel) b.b_in_place_max_panels = 3;
   return b;
 }
 

@@ -19,9 +19,13 @@ struct Blocking {
   // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
   // decide from the shape; tests force both paths.
   enum class BInPlace { kAuto, kNever, kWhenPossible } b_in_place = BInPlace::kAuto;
+  // kAuto with a KR = 1 kernel reads B in place for at most this many MR panels of A (0: all of
+  // one MC block): how often a strided micro-panel of B can be read again from L2 before packing
+  // it would have paid depends on the microarchitecture (docs/blocking.md).
+  std::size_t b_in_place_max_panels = 0;
 };
 
-Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CacheSizes& caches);
+Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CpuInfo& cpu);
 
 // What a KC is rounded to: a multiple of the kernel's KR and of 8.
 std::size_t depth_round(const ukernel::GemmKernel& kernel);

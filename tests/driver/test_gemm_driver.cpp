@@ -117,7 +117,7 @@ TEST_P(Driver, TinyBlockingCrossesEveryEdge) {
 
 TEST_P(Driver, PrimeShapeDefaultAndSmallBlocking) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking dflt = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking dflt = driver::blocking_for(kn, cpu::info());
   const driver::Blocking small{static_cast<std::size_t>(3 * kn.mr), 64, static_cast<std::size_t>(2 * kn.nr)};
   for (const auto& blk : {dflt, small})
     for (bool at : {true, false})
@@ -135,7 +135,7 @@ TEST_P(Driver, BReadInPlaceOrPacked) {
     for (driver::Blocking blk :
          {driver::Blocking{5, 3, 7},
           driver::Blocking{static_cast<std::size_t>(mr), 17, static_cast<std::size_t>(2 * nr + 3)},
-          driver::blocking_for(kn, cpu::info().caches)}) {
+          driver::blocking_for(kn, cpu::info())}) {
       blk.b_in_place = mode;
       for (bool b_row : {true, false}) {  // in place needs contiguous rows of B: column-major B is packed
         run_case(kn, blk, {1, 3 * nr + 5, 41, true, b_row, 1.0f, 0.0f});
@@ -152,7 +152,7 @@ TEST_P(Driver, ColumnMajorCAndPrepackedB) {
   const driver::Blocking blockings[] = {
       {5, 3, 7},
       {static_cast<std::size_t>(2 * mr + 1), 17, static_cast<std::size_t>(3 * nr - 1)},
-      driver::blocking_for(kn, cpu::info().caches),
+      driver::blocking_for(kn, cpu::info()),
   };
   for (const auto& blk : blockings)
     for (bool c_row : {true, false})
@@ -206,7 +206,7 @@ TEST_P(Driver, EveryPartitionMatchesTheReference) {
 
 TEST_P(Driver, PrepackedBIsNotSplitAlongK) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
   std::vector<float> a(4 * 600, 1.0f), b(600 * 4, 1.0f), c(16, 3.0f);
   driver::PackedBLayout layout{&kn, 600, 4, blk.kc, blk.nc};
   std::vector<char> packed(layout.bytes());
@@ -222,7 +222,7 @@ TEST_P(Driver, PrepackedBIsNotSplitAlongK) {
 // Through the pool: more threads than this machine has CPUs are fine for correctness.
 TEST_P(Driver, ThreadedMatchesTheReference) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking dflt = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking dflt = driver::blocking_for(kn, cpu::info());
   for (int threads : {2, 3})
     for (bool prepack : {false, true}) {
       Case big{300, 260, 200, true, true, 1.0f, 0.0f};
@@ -237,7 +237,7 @@ TEST_P(Driver, ThreadedMatchesTheReference) {
 
 TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
   driver::GemmProblem p;
   p.alpha = 1.0f, p.b_rs = 1, p.b_cs = 1;
   const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads, double start_us = 1.0) {
@@ -257,7 +257,7 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
 
 TEST_P(Driver, DefaultBlockingIsSane) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking b = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking b = driver::blocking_for(kn, cpu::info());
   EXPECT_GT(b.kc, 0u);
   EXPECT_EQ(b.mc % static_cast<std::size_t>(kn.mr), 0u);
   EXPECT_EQ(b.nc % static_cast<std::size_t>(kn.nr), 0u);
@@ -294,7 +294,7 @@ TEST(Blocking, BalancedDepthKeepsTheBlockCountAndEvensThem) {
 
 TEST_P(Driver, ZeroDepthAndZeroAlphaOnlyScaleC) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking blk = driver::blocking_for(kn, cpu::info().caches);
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
   for (float beta : {0.0f, 2.0f}) {
     for (std::size_t k : {std::size_t{0}, std::size_t{5}}) {
       std::vector<float> a(3 * 5, std::numeric_limits<float>::quiet_NaN()), b(5 * 4, 1.0f);
