@@ -23,7 +23,7 @@ set(MMLA_ISA_FLAGS_avx2 -mavx2 -mfma -ffp-contract=fast)
 set(MMLA_ISA_FLAGS_avx512 -mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -ffp-contract=fast)
 set(MMLA_ISA_FLAGS_neon -ffp-contract=fast)  # Advanced SIMD is part of armv8-a
 set(MMLA_ISA_FLAGS_avx512bf16 ${MMLA_ISA_FLAGS_avx512} -mavx512bf16)
-set(MMLA_ISA_FLAGS_amx ${MMLA_ISA_FLAGS_avx512} -mamx-tile -mamx-bf16)
+set(MMLA_ISA_FLAGS_amx ${MMLA_ISA_FLAGS_avx512bf16} -mamx-tile -mamx-bf16)
 if(NOT DEFINED MMLA_ISA_FLAGS_bf16)  # a toolchain file may spell it its own way (zig)
   set(MMLA_ISA_FLAGS_bf16 -march=armv8.6-a+bf16 -ffp-contract=fast)
 endif()

@@ -67,8 +67,9 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
     return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
   if (kernel.kr == 1)
-    return p.m <= blocking.mc && (blocking.b_in_place_max_panels == 0 ||
-                                  p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
+    return p.m <= blocking.mc &&
+           (blocking.b_in_place_max_panels == 0 ||
+            p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
   return p.m <= blocking.mc && (p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes ||
                                 p.m <= 4 * static_cast<std::size_t>(kernel.mr));
 }

@@ -1,7 +1,9 @@
 // 32x32 bf16 kernel for AMX-BF16: four 16x16 fp32 C tiles accumulate TDPBF16PS of two A tiles
 // (16 rows x 32 depths) by two B tiles (32 depths x 16 columns, AMX's pair layout): per 32 depths
-// four TDPBF16PS, 32 K multiply-adds, from 4 KiB of packed operands. Layouts: pack_bf16.hpp.
-#if !defined(__AMX_TILE__) || !defined(__AMX_BF16__) || !defined(__AVX512F__)
+// four TDPBF16PS, 32 K multiply-adds, from 4 KiB of packed operands. Layouts: pack_bf16.hpp; the
+// packers here are the vectorised forms of the baseline ones there, which remain for the
+// strided cases.
+#if !defined(__AMX_TILE__) || !defined(__AMX_BF16__) || !defined(__AVX512BF16__)
 #error "this file must be compiled with the amx flags of cmake/kernels.cmake"
 #endif
 
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ukernel/pack/bf16_avx512bf16.inc"
 #include "ukernel/pack/pack_bf16.hpp"
 #include "ukernel/tile_store.hpp"
 #include "ukernel/ukernel.hpp"
@@ -36,10 +39,21 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   // next to the 4 x (kp / 32) tile products of a call.
   static const TileConfig kConfig{};
   _tile_loadconfig(&kConfig);
+  // A whole tile with alpha = 1 and beta 0 or 1 (the driver's calls after the first K block, and
+  // plain C = A B) goes straight between C and the tile registers: no buffer, no vector pass.
+  const bool direct = m == static_cast<std::size_t>(kMr) && n == static_cast<std::size_t>(kNr) && c_cs == 1 &&
+                      alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
+  const std::size_t ldc = static_cast<std::size_t>(c_rs) * sizeof(float);
+  if (direct && beta == 1.0f) {
+    _tile_loadd(0, c, ldc);
+    _tile_loadd(1, c + 16, ldc);
+    _tile_loadd(2, c + 16 * c_rs, ldc);
+    _tile_loadd(3, c + 16 * c_rs + 16, ldc);
+  }
   for (std::size_t kk = 0; kk < kp; kk += kChunk) {
     _tile_loadd(4, ap, 64);
-    _tile_loadd(5, ap + 1024, 64);
     _tile_loadd(6, bp, 64);
+    _tile_loadd(5, ap + 1024, 64);
     _tile_loadd(7, bp + 1024, 64);
     _tile_dpbf16ps(0, 4, 6);
     _tile_dpbf16ps(1, 4, 7);
@@ -47,6 +61,14 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     _tile_dpbf16ps(3, 5, 7);
     ap += 2048;
     bp += 2048;
+  }
+  if (direct) {
+    _tile_stored(0, c, ldc);
+    _tile_stored(1, c + 16, ldc);
+    _tile_stored(2, c + 16 * c_rs, ldc);
+    _tile_stored(3, c + 16 * c_rs + 16, ldc);
+    _tile_release();
+    return;
   }
   alignas(64) float tile[kMr * kNr];
   _tile_stored(0, tile, kNr * 4);
@@ -69,6 +91,86 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
+// ---- Packers -----------------------------------------------------------------------------------
+
+// 32 consecutive values from p (count of them, the rest zero) as 32 bf16.
+__m512i load_row32(const float* p, std::size_t count) {
+  return to_bf16x32(_mm512_maskz_loadu_ps(lanes(count), p),
+                    _mm512_maskz_loadu_ps(lanes(count > 16 ? count - 16 : 0), p + 16));
+}
+__m512i load_row32(const std::uint16_t* p, std::size_t count) {
+  return _mm512_maskz_loadu_epi16(count >= 32 ? __mmask32(0xffffffffu) : __mmask32((1u << count) - 1), p);
+}
+
+// A ("rows"): with the source's rows along k (a row-major A, a transposed B^T), each 64-byte line
+// of a tile is 32 consecutive depths of one row: one conversion, one store. Chunk by chunk, so the
+// panel is written in address order; rows past mn are zero lines.
+template <class Src>
+void pack_rows(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+               void* dst_v, PackFn fallback) {
+  if (s_k != 1) return fallback(src_v, s_mn, s_k, mn, k, dst_v);
+  const Src* src = static_cast<const Src*>(src_v);
+  auto* dst = static_cast<std::uint16_t*>(dst_v);
+  const std::size_t kp = (k + kChunk - 1) / kChunk * kChunk;
+  for (std::size_t p = 0; p < mn; p += kMr) {
+    const std::size_t rows = mn - p < static_cast<std::size_t>(kMr) ? mn - p : kMr;
+    const Src* base = src + static_cast<std::ptrdiff_t>(p) * s_mn;
+    std::uint16_t* panel = dst + p * kp;
+    for (std::size_t kk = 0; kk < kp; kk += kChunk) {
+      std::uint16_t* d = panel + kk * kMr;
+      for (std::size_t r = 0; r < static_cast<std::size_t>(kMr); ++r) {
+        const __m512i v = r < rows ? load_row32(base + static_cast<std::ptrdiff_t>(r) * s_mn + kk, k - kk)
+                                   : _mm512_setzero_si512();
+        _mm512_storeu_si512(d + r * kChunk, v);
+      }
+    }
+  }
+}
+
+// B ("pairs"): with the source's rows along n (a row-major B), a 64-byte tile line is one depth
+// pair of 16 columns, interleaved from two rows (load_pairs). The depth pair is the outer loop, so
+// B is read two whole rows at a time in address order (the c2 packer's order, for the same reason).
+template <class Src>
+void pack_pairs(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+                void* dst_v, PackFn fallback) {
+  if (s_mn != 1) return fallback(src_v, s_mn, s_k, mn, k, dst_v);
+  const Src* src = static_cast<const Src*>(src_v);
+  auto* dst = static_cast<std::uint16_t*>(dst_v);
+  const std::size_t kp = (k + kChunk - 1) / kChunk * kChunk;
+  for (std::size_t kk = 0; kk < kp; kk += 2) {
+    const Src* r0 = kk < k ? src + static_cast<std::ptrdiff_t>(kk) * s_k : nullptr;
+    const Src* r1 = kk + 1 < k ? r0 + s_k : nullptr;
+    std::uint16_t* d0 = dst + kk / kChunk * kChunk * kNr + (kk % kChunk) / 2 * 32;
+    for (std::size_t p = 0; p < mn; p += kNr) {
+      const std::size_t cols = mn - p < static_cast<std::size_t>(kNr) ? mn - p : kNr;
+      for (std::size_t h = 0; h < 2; ++h) {
+        const std::size_t j = 16 * h;
+        const __m512i v = r0 != nullptr ? load_pairs(r0 + p + j, r1 == nullptr ? nullptr : r1 + p + j,
+                                                     lanes(cols > j ? cols - j : 0))
+                                        : _mm512_setzero_si512();
+        _mm512_storeu_si512(d0 + p * kp + h * 512, v);
+      }
+    }
+  }
+}
+
+void pack_a_f32(const void* s, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+                void* d) {
+  pack_rows<float>(s, s_mn, s_k, mn, k, d, pack_f32_amx_rows_r32);
+}
+void pack_a_bf16(const void* s, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+                 void* d) {
+  pack_rows<std::uint16_t>(s, s_mn, s_k, mn, k, d, pack_bf16_amx_rows_r32);
+}
+void pack_b_f32(const void* s, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+                void* d) {
+  pack_pairs<float>(s, s_mn, s_k, mn, k, d, pack_f32_amx_pairs_r32);
+}
+void pack_b_bf16(const void* s, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
+                 void* d) {
+  pack_pairs<std::uint16_t>(s, s_mn, s_k, mn, k, d, pack_bf16_amx_pairs_r32);
+}
+
 }  // namespace
 
 extern const GemmKernel gemm_f32_bf16p_bf16p_32x32c32__amx{"gemm_f32_bf16p_bf16p_32x32c32__amx",
@@ -78,8 +180,8 @@ extern const GemmKernel gemm_f32_bf16p_bf16p_32x32c32__amx{"gemm_f32_bf16p_bf16p
                                                            kNr,
                                                            kChunk,
                                                            sizeof(std::uint16_t),
-                                                           {pack_f32_amx_rows_r32, pack_bf16_amx_rows_r32},
-                                                           {pack_f32_amx_pairs_r32, pack_bf16_amx_pairs_r32},
+                                                           {pack_a_f32, pack_a_bf16},
+                                                           {pack_b_f32, pack_b_bf16},
                                                            run};
 
 }  // namespace mmla::ukernel
