@@ -202,17 +202,18 @@ const Selection& selection(ukernel::Family family) {
 }
 
 // The M from which a bf16 kernel beats the fp32 one, B converted per call included (docs/numerics.md
-// has the measurements). AMX (32-row tiles; development VM): bf16 inputs 32 -> 0.9x, 128 -> 1.7x;
-// fp32 inputs (fast math) 128 -> 0.9x, 512 -> 1.4x. AVX512_BF16 (Zen 4): with bf16 inputs it is
-// faster at every M (copying bf16 B costs less than widening it); with fp32 inputs M = 8 loses to
-// the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins (1.4-1.9x). Arm BFMMLA: the AMX figures
-// until measured on hardware.
+// has the measurements). AMX (32-row tiles, vectorised packers; Golden Cove VM): bf16 inputs M = 2
+// 0.9-1.1x, M = 4 1.0-1.3x; fp32 inputs (fast math) M = 8 0.5-1.1x, M = 16 1.0-1.4x. AVX512_BF16
+// (Zen 4): with bf16 inputs it is faster at every M (copying bf16 B costs less than widening it);
+// with fp32 inputs M = 8 loses to the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins
+// (1.4-1.9x). Arm BFMMLA: the first AMX figures (scalar packers then) until measured on hardware.
 struct Bf16MinRows {
   std::size_t bf16_in, f32_in;
 };
 Bf16MinRows bf16_min_rows() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
   if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16};
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16};
   return {64, 256};
 }
 
