@@ -1007,8 +1007,7 @@ int run(const Options& opt) {
                    info.peak_source, opt.threads, opt.threads == 1 ? "" : "s");
     if (columns.pct_bf16_peak)
       std::fprintf(out,
-                   "%%bf16pk: mmla:bf16 of %.1f GFLOPS (measured bf16 peak, %s, of one core x %d thread%s; "
-                   "AMX, which mmla uses where the CPU has it, can exceed 100%%)\n",
+                   "%%bf16pk: mmla:bf16 of %.1f GFLOPS (measured bf16 peak, %s, of one core x %d thread%s)\n",
                    bf16_peak_total, peak.bf16_isa().c_str(), opt.threads, opt.threads == 1 ? "" : "s");
     if (opt.check &&
         std::any_of(libs.begin(), libs.end(), [](const auto& l) { return l->arith() != Arith::kFp32; }))

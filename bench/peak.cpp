@@ -28,8 +28,36 @@
 #endif
 #endif
 
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#endif
+
 namespace mmla_bench {
 namespace {
+
+#if defined(__x86_64__)
+// AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22), their state enabled by the OS (XCR0 bits 17,
+// 18), and Linux's permission to use tile data (arch_prctl ARCH_REQ_XCOMP_PERM, XTILEDATA = 18),
+// which a process must ask for before its first tile instruction.
+bool amx_permitted() {
+#if defined(__linux__)
+  unsigned a, b, c, d;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 0, a, b, c, d);
+  if (!(d & (1u << 24)) || !(d & (1u << 22))) return false;
+  __cpuid(1, a, b, c, d);
+  if (!(c & (1u << 27))) return false;  // OSXSAVE
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0x60000u) != 0x60000u) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtileData = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+#else
+  return false;
+#endif
+}
+#endif
 
 // Written with every loop's result, so no loop is dead code.
 volatile float g_sink;
@@ -237,6 +265,9 @@ PeakReport measure_peak(bool quick) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
     add_compute("bf16", "avx512bf16", "vdpbf16ps zmm, 24 accumulators", peak::dot_bf16_avx512bf16,
                 peak::kDotBf16Avx512Flops);
+  if (amx_permitted())
+    add_compute("bf16", "amx", "tdpbf16ps, 6 tile accumulators", peak::mmla_bf16_amx,
+                peak::kMmlaBf16AmxFlops);
 #elif defined(__aarch64__) && defined(__linux__)
   if (getauxval(AT_HWCAP) & HWCAP_ASIMD)
     add_compute("fp32", "neon", "fmla v.4s, 24 accumulators", peak::fma_f32_neon, peak::kFmaNeonFlops);

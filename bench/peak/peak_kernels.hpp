@@ -16,13 +16,15 @@ namespace mmla_bench::peak {
 constexpr int kFmaAvx2Flops = 12 * 8 * 2;     // 12 ymm accumulators, vfmadd
 constexpr int kFmaAvx512Flops = 24 * 16 * 2;  // 24 zmm accumulators, vfmadd
 constexpr int kDotBf16Avx512Flops =
-    24 * 16 * 4;                             // 24 zmm accumulators, vdpbf16ps (2 products + 2 adds per lane)
-constexpr int kFmaNeonFlops = 24 * 4 * 2;    // 24 q accumulators, fmla
+    24 * 16 * 4;  // 24 zmm accumulators, vdpbf16ps (2 products + 2 adds per lane)
+constexpr int kMmlaBf16AmxFlops = 6 * 16 * 16 * 32 * 2;  // 6 tile accumulators, tdpbf16ps (16x16, 32 deep)
+constexpr int kFmaNeonFlops = 24 * 4 * 2;                // 24 q accumulators, fmla
 constexpr int kMmlaBf16NeonFlops = 24 * 32;  // 24 q accumulators, bfmmla (2x4 by 4x2 per instruction)
 
 float fma_f32_avx2(int64_t iters);
 float fma_f32_avx512(int64_t iters);
 float dot_bf16_avx512bf16(int64_t iters);
+float mmla_bf16_amx(int64_t iters);  // needs the Linux tile-data permission (amx_permitted())
 float fma_f32_neon(int64_t iters);
 float mmla_bf16_neon(int64_t iters);
 
