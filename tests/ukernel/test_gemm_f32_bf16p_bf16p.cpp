@@ -92,7 +92,8 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
     for (std::size_t n = 1; n <= static_cast<std::size_t>(kn.nr); ++n)
       for (std::size_t k :
            {std::size_t{1}, std::size_t{3}, kn_kr(kn) - 1, kn_kr(kn), kn_kr(kn) + 1, std::size_t{67}})
-        for (float beta : {0.0f, -0.5f}) {
+        // beta = 1 too: the AMX kernel loads a whole C tile into its accumulators then.
+        for (float beta : {0.0f, -0.5f, 1.0f}) {
           run_tile(kn, m, n, k, beta, (m + n + k) % 2 == 0);
           if (HasFatalFailure()) return;
         }
