@@ -71,7 +71,7 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
   const std::size_t kr = static_cast<std::size_t>(k.kr);
   std::mt19937 rng(1);
   // l1: depth from the L1 rule of the blocking (the one-MC-block KC), so A + B panels fit L1.
-  const std::size_t kc1 = (blk.kc_one_pass + kr - 1) / kr * kr;
+  const std::size_t kc1 = getenv("KC1") ? std::atoi(getenv("KC1")) : (blk.kc_one_pass + kr - 1) / kr * kr;
   const Packed l1(k, mr, kc1, rng);
   std::vector<float> c(mr * nr, 0.0f);
   const int calls1 = static_cast<int>(std::max<std::size_t>(1, (200u << 20) / (2 * mr * nr * kc1)));

@@ -54,6 +54,11 @@ struct GemmKernel {
   PackFn pack_a[kElemTypes];
   PackFn pack_b[kElemTypes];
   RunFn run;
+  // Optional (nullptr: nothing to do): per-thread state a kernel sets up once for a run of calls
+  // (AMX: the tile configuration). The driver calls enter() before its first run() on a thread and
+  // leave() after its last; run() between them may rely on it, and outside them sets it up itself.
+  using StateFn = void (*)();
+  StateFn enter = nullptr, leave = nullptr;
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.
