@@ -20,6 +20,11 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
 //   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
 //   same depth is half as long and its fixed cost weighs twice as much.
+//   The AMX kernel consumes B too fast for it to come from L3: at M = 32 and ~500 GFLOPS it reads
+//   B at 16 GB/s, about what the Golden Cove VM's L3 delivers (27 GB/s measured), so its one-pass
+//   block of B is sized to half the L2 (packed, then read once per MR panel from L2), not the L3
+//   share: sbgemm 32x3072x768 237 -> 326-364 GFLOPS, 64x3072x768 400 -> 492-512, 32x4096x4096
+//   170 -> 193-203, 128x4096x4096 490 -> 452 (A is packed once per NC block).
 // - A prepacked B serves any M, and costs no packing per call: it is laid out with the many-rows
 //   KC and NC (src/api/packed.cpp; measured on Zen 4, KC 2048 was as fast as or faster than
 //   KC 192-1024 from M = 8 to 4096).
@@ -44,6 +49,8 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
+  if (k.isa == cpu::Isa::amx)
+    b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
   if (cpu.vendor == cpu::Vendor::intel) b.b_in_place_max_panels = 3;
   return b;
 }
