@@ -252,13 +252,15 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   const Selection& s =
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
-  // bf16 inputs take the GEMV only when its matrix streams from beyond the L3 share: with it in
-  // cache the AVX512_BF16 kernel reading B in place was faster at M = 1 (mmla-bench, 1 thread,
-  // GFLOPS, GEMV vs kernel: 1x768x768 37 vs 53-67, 1x768x3072 36 vs 50-57, 1x3072x768 37 vs 31-39),
-  // from DRAM slower (1x4096x4096 19 vs 8-11). Without bf16 hardware the GEMV always pays, and so
-  // it does on an fp32 prepacked B (the only packed layout the GEMV streams), as with fp32 A.
+  // bf16 inputs take the GEMV when no bf16 kernel would run (no bf16 hardware, or an M below the
+  // kernel's gate, as with AMX: there the fp32 kernel would widen B while packing it, 1x3072x768
+  // 7.8 GFLOPS) or when its matrix streams from beyond the L3 share. With it in cache the AVX512_BF16
+  // kernel reading B in place was faster at M = 1 (mmla-bench, 1 thread, GFLOPS, GEMV vs kernel:
+  // 1x768x768 37 vs 53-67, 1x768x3072 36 vs 50-57, 1x3072x768 37 vs 31-39), from DRAM slower
+  // (1x4096x4096 19 vs 8-11). The GEMV also takes an fp32 prepacked B (the only packed layout it
+  // streams), as with fp32 A.
   constexpr std::size_t kBf16GemvMinBytes = 16u << 20;
-  const bool gemv_pays = !bf16_in || !bf16_hardware() || p.b_packed != nullptr ||
+  const bool gemv_pays = !bf16_in || !bf16 || p.b_packed != nullptr ||
                          p.k * (p.m == 1 ? p.n : p.m) * sizeof(std::uint16_t) >= kBf16GemvMinBytes;
   if ((p.m == 1 || p.n == 1) && gemv_pays && gemv_selection().kernel != nullptr) {
     switch (driver::gemv_threaded(*gemv_selection().kernel, p, num_threads())) {
