@@ -66,12 +66,15 @@ struct Packed {
   }
 };
 
-void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int reps) {
+void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int reps, std::size_t l1_depth) {
   const std::size_t mr = static_cast<std::size_t>(k.mr), nr = static_cast<std::size_t>(k.nr);
   const std::size_t kr = static_cast<std::size_t>(k.kr);
   std::mt19937 rng(1);
-  // l1: depth from the L1 rule of the blocking (the one-MC-block KC), so A + B panels fit L1.
-  const std::size_t kc1 = getenv("KC1") ? std::atoi(getenv("KC1")) : (blk.kc_one_pass + kr - 1) / kr * kr;
+  // l1: depth from the L1 rule of the blocking (the one-MC-block KC), so A + B panels fit L1, or
+  // the --depth given.
+  const std::size_t kc1 = ((l1_depth != 0 ? l1_depth : blk.kc_one_pass) + kr - 1) / kr * kr;
+  // As the driver does around its calls (AMX: the tile configuration, loaded once).
+  if (k.enter != nullptr) k.enter();
   const Packed l1(k, mr, kc1, rng);
   std::vector<float> c(mr * nr, 0.0f);
   const int calls1 = static_cast<int>(std::max<std::size_t>(1, (200u << 20) / (2 * mr * nr * kc1)));
@@ -103,6 +106,7 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
         }
       },
       2.0 * static_cast<double>(mc * nr * kc2) * rounds, reps);
+  if (k.leave != nullptr) k.leave();
   std::printf("%-46s %3zux%-3zu  l1: KC=%-4zu %7.1f GFLOPS   l2: MC=%-4zu KC=%-4zu %7.1f GFLOPS\n", k.name,
               mr, nr, kc1, g1, mc, kc2, g2);
 }
@@ -111,24 +115,28 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
 
 int main(int argc, char** argv) {
   int reps = 11;
+  std::size_t depth = 0;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--depth") && i + 1 < argc) {
+      depth = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
     } else if (!std::strcmp(argv[i], "--kernel") && i + 1 < argc) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: mmla-ukernel-bench [--kernel SUBSTRING] [--reps N]\n"
+                   "usage: mmla-ukernel-bench [--kernel SUBSTRING] [--reps N] [--depth K]\n"
                    "Times each GEMM micro-kernel this CPU can run, alone (l1) and in the driver's inner\n"
-                   "loop (l2); median GFLOPS of N batches (default 11). Honours MMLA_ISA.\n");
+                   "loop (l2); median GFLOPS of N batches (default 11). Honours MMLA_ISA. --depth K: the l1\n"
+                   "panels' depth (default: the blocking's one-MC-block KC).\n");
       return 2;
     }
   }
   for (const GemmKernel* k : mmla::ukernel::all_kernels()) {
     if (!mmla::ukernel::usable(*k)) continue;
     if (!only.empty() && std::string(k->name).find(only) == std::string::npos) continue;
-    bench_kernel(*k, mmla::driver::blocking_for(*k, mmla::cpu::info()), reps);
+    bench_kernel(*k, mmla::driver::blocking_for(*k, mmla::cpu::info()), reps, depth);
   }
   return 0;
 }
