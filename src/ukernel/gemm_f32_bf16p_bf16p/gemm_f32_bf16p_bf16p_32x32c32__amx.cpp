@@ -46,54 +46,72 @@ void leave() {
   t_entered = false;
 }
 
-// kp is a multiple of 32; B is always packed (KR > 1), so b_ks is not used.
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, std::ptrdiff_t,
-         float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
-  const auto* ap = static_cast<const char*>(ap_v);
-  const auto* bp = static_cast<const char*>(bp_v);
-  const bool own_config = !t_entered;
-  if (own_config) _tile_loadconfig(&kConfig);
-  // A whole tile with alpha = 1 and beta 0 or 1 (the driver's calls after the first K block, and
-  // plain C = A B) goes straight between C and the tile registers: no buffer, no vector pass.
-  const bool direct = m == static_cast<std::size_t>(kMr) && n == static_cast<std::size_t>(kNr) && c_cs == 1 &&
-                      alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
-  const std::size_t ldc = static_cast<std::size_t>(c_rs) * sizeof(float);
-  if (direct && beta == 1.0f) {
-    _tile_loadd(0, c, ldc);
-    _tile_loadd(1, c + 16, ldc);
-    _tile_loadd(2, c + 16 * c_rs, ldc);
-    _tile_loadd(3, c + 16 * c_rs + 16, ldc);
-  } else if (!own_config) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-  }
+// The products of a call: kRows x kCols of the 2 x 2 C tiles (C tile 2r + c from A tile 4 + r and
+// B tile 6 + c). A tile of m <= 16 rows or n <= 16 columns multiplies only the C tiles that hold
+// them, as the fp32 kernels do with partial panels: at M = 8 the padded rows had cost half of every
+// call (the packed panels keep their layout; the rows past m are zero and not read).
+template <int kRows, int kCols>
+void products(const char* ap, const char* bp, std::size_t kp) {
   for (std::size_t kk = 0; kk < kp; kk += kChunk) {
     _tile_loadd(4, ap, 64);
     _tile_loadd(6, bp, 64);
-    _tile_loadd(5, ap + 1024, 64);
-    _tile_loadd(7, bp + 1024, 64);
+    if constexpr (kRows == 2) _tile_loadd(5, ap + 1024, 64);
+    if constexpr (kCols == 2) _tile_loadd(7, bp + 1024, 64);
     _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    if constexpr (kCols == 2) _tile_dpbf16ps(1, 4, 7);
+    if constexpr (kRows == 2) _tile_dpbf16ps(2, 5, 6);
+    if constexpr (kRows == 2 && kCols == 2) _tile_dpbf16ps(3, 5, 7);
     ap += 2048;
     bp += 2048;
   }
+}
+
+// C tiles to and from memory (ld bytes between rows), the used ones only.
+template <int kRows, int kCols>
+void load_c(const float* c, std::ptrdiff_t rs, std::size_t ld) {
+  _tile_loadd(0, c, ld);
+  if constexpr (kCols == 2) _tile_loadd(1, c + 16, ld);
+  if constexpr (kRows == 2) _tile_loadd(2, c + 16 * rs, ld);
+  if constexpr (kRows == 2 && kCols == 2) _tile_loadd(3, c + 16 * rs + 16, ld);
+}
+template <int kRows, int kCols>
+void store_c(float* c, std::ptrdiff_t rs, std::size_t ld) {
+  _tile_stored(0, c, ld);
+  if constexpr (kCols == 2) _tile_stored(1, c + 16, ld);
+  if constexpr (kRows == 2) _tile_stored(2, c + 16 * rs, ld);
+  if constexpr (kRows == 2 && kCols == 2) _tile_stored(3, c + 16 * rs + 16, ld);
+}
+
+template <int kRows, int kCols>
+void run_tiles(std::size_t m, std::size_t n, std::size_t kp, const char* ap, const char* bp, float* c,
+               std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+  const bool own_config = !t_entered;
+  if (own_config) {
+    _tile_loadconfig(&kConfig);  // zeroes every tile
+  }
+  // Whole C tiles (m and n of 16 or 32) with alpha = 1 and beta 0 or 1 (the driver's calls after
+  // the first K block, and plain C = A B) go straight between C and the tile registers: no buffer,
+  // no vector pass.
+  const bool direct = m == 16 * static_cast<std::size_t>(kRows) &&
+                      n == 16 * static_cast<std::size_t>(kCols) && c_cs == 1 && alpha == 1.0f &&
+                      (beta == 0.0f || beta == 1.0f);
+  const std::size_t ldc = static_cast<std::size_t>(c_rs) * sizeof(float);
+  if (direct && beta == 1.0f) {
+    load_c<kRows, kCols>(c, c_rs, ldc);
+  } else if (!own_config) {
+    _tile_zero(0);
+    if constexpr (kCols == 2) _tile_zero(1);
+    if constexpr (kRows == 2) _tile_zero(2);
+    if constexpr (kRows == 2 && kCols == 2) _tile_zero(3);
+  }
+  products<kRows, kCols>(ap, bp, kp);
   if (direct) {
-    _tile_stored(0, c, ldc);
-    _tile_stored(1, c + 16, ldc);
-    _tile_stored(2, c + 16 * c_rs, ldc);
-    _tile_stored(3, c + 16 * c_rs + 16, ldc);
+    store_c<kRows, kCols>(c, c_rs, ldc);
     if (own_config) _tile_release();
     return;
   }
   alignas(64) float tile[kMr * kNr];
-  _tile_stored(0, tile, kNr * 4);
-  _tile_stored(1, tile + 16, kNr * 4);
-  _tile_stored(2, tile + 16 * kNr, kNr * 4);
-  _tile_stored(3, tile + 16 * kNr + 16, kNr * 4);
+  store_c<kRows, kCols>(tile, kNr, kNr * sizeof(float));
   if (own_config) _tile_release();
   if (m == static_cast<std::size_t>(kMr) && n == static_cast<std::size_t>(kNr) && c_cs == 1) {
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -108,6 +126,18 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     return;
   }
   store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
+}
+
+// kp is a multiple of 32; B is always packed (KR > 1), so b_ks is not used.
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v, std::ptrdiff_t,
+         float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+  const auto* ap = static_cast<const char*>(ap_v);
+  const auto* bp = static_cast<const char*>(bp_v);
+  if (m > 16) {
+    (n > 16 ? run_tiles<2, 2> : run_tiles<2, 1>)(m, n, kp, ap, bp, c, c_rs, c_cs, alpha, beta);
+  } else {
+    (n > 16 ? run_tiles<1, 2> : run_tiles<1, 1>)(m, n, kp, ap, bp, c, c_rs, c_cs, alpha, beta);
+  }
 }
 
 // ---- Packers -----------------------------------------------------------------------------------
