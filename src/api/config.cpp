@@ -68,8 +68,11 @@ std::string make_report() {
       continue;
     }
     o << s.kernel->name << " [MR=" << s.kernel->mr << " NR=" << s.kernel->nr << " KR=" << s.kernel->kr
-      << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc
-      << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
+      << "; MC=" << s.blocking.mc << " KC=" << s.blocking.kc << " NC=" << s.blocking.nc;
+    if (s.blocking.a_block_bytes != 0)
+      o << " (more than MC rows: blocks of " << s.blocking.a_block_bytes / 1024
+        << " KiB of A at the call's depth)";
+    o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
       << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {

@@ -14,8 +14,12 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 // - Many rows of A: KC as deep as keeps the micro-panel of B in a quarter of L2 (at most 2048),
 //   the block of A in the other three quarters. Measured on Zen 4, deeper won up to that
 //   (2048^3: KC 512 -> 2048, 106 -> 110 GFLOPS), though the kernels then stream A's panels from
-//   L2 rather than B's from L1. The KC x NC block of B takes the L3 share (capped: a VM may
-//   report a huge shared L3); half of it cost 2.5% at 4096^3, A being packed once per NC block.
+//   L2 rather than B's from L1. On Intel (Golden Cove, 2 MiB L2) blocks that fill half the L2 won
+//   over ones that fill it: fp32 4096^3 149 -> 156 GFLOPS, 2048^3 138 -> 154; AMX fast math
+//   4096^3 714 -> 1006. There MC follows the depth a call uses (a_block_bytes): with MC fixed
+//   for KC = 2048, a K of 768-1024 lost 6-11% with AMX. The KC x NC block of B takes the L3
+//   share (capped: a VM may report a huge shared L3); half of it cost 2.5% at 4096^3, A being
+//   packed once per NC block.
 // - All of M in one MC block with B packed per call: each B micro-panel serves few A panels, so
 //   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
 //   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
@@ -42,8 +46,11 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   const auto nc_for = [&](std::size_t kc) {
     return round_down(std::clamp<std::size_t>(l3 / (kc * elem), nr, 8192), nr);
   };
+  const auto kc_for = [&](std::size_t l2_share) {
+    return round_down(std::clamp<std::size_t>(l2_share / 4 / (nr * elem), 64, 2048), kr_round);
+  };
   Blocking b;
-  b.kc = round_down(std::clamp<std::size_t>(caches.l2 / 4 / (nr * elem), 64, 2048), kr_round);
+  b.kc = kc_for(caches.l2);
   b.mc = round_down(std::clamp<std::size_t>(caches.l2 * 3 / 4 / (b.kc * elem), mr, 4096), mr);
   b.nc = nc_for(b.kc);
   b.kc_one_pass =
@@ -51,7 +58,14 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.nc_one_pass = nc_for(b.kc_one_pass);
   if (k.isa == cpu::Isa::amx)
     b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
-  if (cpu.vendor == cpu::Vendor::intel) b.b_in_place_max_panels = 3;
+  if (cpu.vendor == cpu::Vendor::intel) {
+    // Many rows: the blocks fill half the L2, the block of A sized at the depth of each call.
+    // MC keeps saying which M runs as one block.
+    b.kc = kc_for(caches.l2 / 2);
+    b.a_block_bytes = caches.l2 / 2 * 3 / 4;
+    b.nc = nc_for(b.kc);
+    b.b_in_place_max_panels = 3;
+  }
   return b;
 }
 

@@ -131,6 +131,11 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   }
   if (p.b_layout == nullptr) blocking.kc = balanced_depth(p.k, blocking.kc, depth_round(kernel));
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
+  if (blocking.a_block_bytes != 0 && p.m > blocking.mc) {
+    const std::size_t rows = blocking.a_block_bytes / (std::min(blocking.kc, p.k) * kernel.elem_size);
+    blocking.mc = std::max(mr, std::min<std::size_t>(rows, 4096) / mr * mr);
+  }
+
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);
   const std::size_t elem = kernel.elem_size;

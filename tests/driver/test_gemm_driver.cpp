@@ -127,6 +127,23 @@ TEST_P(Driver, PrimeShapeDefaultAndSmallBlocking) {
       }
 }
 
+TEST_P(Driver, MCFromTheCallsDepth) {
+  // a_block_bytes resizes MC from the depth a call uses: at depth 16 the block of A holds 2 MR
+  // panels, so 5 MR + 3 rows take three blocks, the last one partial; a prepacked B keeps its own
+  // KC (16) and gets the same blocks.
+  const GemmKernel& kn = *GetParam();
+  const auto mr = static_cast<std::size_t>(kn.mr), nr = static_cast<std::size_t>(kn.nr);
+  driver::Blocking blk{mr, 16, 2 * nr};
+  blk.a_block_bytes = 2 * mr * 16 * kn.elem_size;
+  const auto m = static_cast<std::int64_t>(5 * mr + 3), n = static_cast<std::int64_t>(3 * nr + 1);
+  for (bool prepack : {false, true})
+    for (bool b_row : {true, false}) {
+      run_case(kn, blk, {m, n, 40, true, b_row, 1.0f, 0.0f, true, prepack});
+      run_case(kn, blk, {m, n, 7, false, b_row, -0.5f, 0.25f, true, prepack});
+      if (HasFatalFailure()) return;
+    }
+}
+
 TEST_P(Driver, BReadInPlaceOrPacked) {
   const GemmKernel& kn = *GetParam();
   const std::int64_t mr = kn.mr, nr = kn.nr;
