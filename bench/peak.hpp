@@ -22,6 +22,9 @@ struct ComputePeak {
   std::string isa;   // "avx2", "avx512", "avx512bf16", "neon", "bf16"
   std::string how;   // instruction and accumulator count
   RateStat gflops;
+  // A kernel-shaped loop (a micro-kernel's loads with its FMAs): the ceiling such a kernel can
+  // reach, shown beside the peak and never taken as it.
+  bool kernel_shaped = false;
 };
 
 struct Bandwidth {

@@ -23,6 +23,10 @@ constexpr int kMmlaBf16NeonFlops = 24 * 32;  // 24 q accumulators, bfmmla (2x4 b
 
 float fma_f32_avx2(int64_t iters);
 float fma_f32_avx512(int64_t iters);
+// Not a peak: the 8x48 AVX-512 kernel's k-step (3 zmm loads, 8 broadcasts, 24 FMAs) on
+// L1-resident panels, `iters` steps; kFmaAvx512Flops per step. The ceiling a
+// kernel with these loads per FMA can reach.
+float fma_f32_avx512_kstep(int64_t iters);
 float dot_bf16_avx512bf16(int64_t iters);
 float mmla_bf16_amx(int64_t iters);  // needs the Linux tile-data permission (amx_permitted())
 float fma_f32_neon(int64_t iters);
