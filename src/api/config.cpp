@@ -72,8 +72,9 @@ std::string make_report() {
     if (s.blocking.a_block_bytes != 0)
       o << " (more than MC rows: blocks of " << s.blocking.a_block_bytes / 1024
         << " KiB of A at the call's depth)";
-    o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass
-      << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
+    o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass;
+    if (s.blocking.kc_in_place != 0) o << " (B read in place: KC=" << s.blocking.kc_in_place << ")";
+    o << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {
       o << "  tile set (each call takes the one that pads C least):";

@@ -34,7 +34,11 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   KC 192-1024 from M = 8 to 4096).
 // - B read in place (a row-major B, M in one MC block): every MR panel of A reads each strided
 //   KC x NR micro-panel of B again. Zen 4 took that well up to M = 128, Intel's Golden Cove lost
-//   from M = 32 on (2.6x at M = 128, B from DRAM) and won up to M = 24: at most three panels there.
+//   from M = 32 on (2.6x at M = 128, B from DRAM) with a deep KC. There B read in place is blocked
+//   32 depths deep instead: the 32 rows of a K block are then each read in order across the
+//   panels, 32 sequential streams, which is what the L2 streamer follows (32 streams, one per 4 KiB
+//   page); a deep block of rows, one cache line per row per kernel call, it does not. In place
+//   then wins up to four MR panels (M = 32).
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   const cpu::CacheSizes& caches = cpu.caches;
   const std::size_t elem = k.elem_size;
@@ -64,7 +68,8 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     b.kc = kc_for(caches.l2 / 2);
     b.a_block_bytes = caches.l2 / 2 * 3 / 4;
     b.nc = nc_for(b.kc);
-    b.b_in_place_max_panels = 3;
+    b.b_in_place_max_panels = 4;
+    b.kc_in_place = round_down(32, kr_round);
   }
   return b;
 }

@@ -23,6 +23,10 @@ struct Blocking {
   // one MC block): how often a strided micro-panel of B can be read again from L2 before packing
   // it would have paid depends on the microarchitecture (docs/blocking.md).
   std::size_t b_in_place_max_panels = 0;
+  // Nonzero: B read in place is blocked by this many depths, so that the kernel calls of one K
+  // block read every one of its rows as a sequential stream across the panels (docs/blocking.md).
+  // 0: the KC the call would use anyway.
+  std::size_t kc_in_place = 0;
   // Nonzero: an M of more than MC rows is blocked by rows of A worth this many bytes at the depth
   // the call actually uses (a shallow K gets more rows); MC then only says which M is one block.
   // 0: MC as is.

@@ -84,9 +84,9 @@ TEST_P(SbgemmCombos, MatchesReference) {
           [&](std::int64_t i, std::int64_t p) { return ta ? a.values.at(p, i) : a.values.at(i, p); },
           [&](std::int64_t p, std::int64_t j) { return tb ? b.values.at(j, p) : b.values.at(p, j); }, beta,
           [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
-      // Products of bf16 values are exact in fp32: the fp32 accumulation bound applies (KC >= 64).
+      // Products of bf16 values are exact in fp32: the fp32 accumulation bound applies (KC >= kMinDriverKc).
       ASSERT_TRUE(matches(
-          r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, 64)))
+          r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, kMinDriverKc)))
           << m << "x" << n << "x" << k << " beta=" << beta;
     }
   }
@@ -111,7 +111,7 @@ TEST(Sbgemm, LargeMatrixVectorProducts) {
           [](std::int64_t, std::int64_t) { return 0.0f; });
       ASSERT_TRUE(matches(
           r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
-          fp32_bound_factor(k, 64)))
+          fp32_bound_factor(k, kMinDriverKc)))
           << m << "x" << n << "x" << k << (tb ? " B^T" : "");
     }
 }
@@ -169,7 +169,7 @@ TEST(Sbgemm, StridedViews) {
       [](std::int64_t, std::int64_t) { return 0.0f; });
   EXPECT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * 14 + j * 2)]; },
-      fp32_bound_factor(9, 64)));
+      fp32_bound_factor(9, kMinDriverKc)));
 }
 
 struct ThreadMode {
@@ -215,7 +215,7 @@ TEST(FpMath, FastMathStaysWithinTheBf16Bound) {
   const double input_rounding = 2 * kUnitRoundoffBf16 + kUnitRoundoffBf16 * kUnitRoundoffBf16;
   EXPECT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c[static_cast<std::size_t>(i * n + j)]; },
-      input_rounding + fp32_bound_factor(k, 64)));
+      input_rounding + fp32_bound_factor(k, kMinDriverKc)));
 }
 
 TEST(CppBf16, GemmOnBf16ViewsAndPerCallFpMath) {

@@ -23,7 +23,9 @@ namespace {
 std::int64_t library_kc() {
   const auto& sel = api::selection(ukernel::Family::gemm_f32_f32p_f32p);
   if (sel.kernel == nullptr) return 1;
-  return static_cast<std::int64_t>(std::min(sel.blocking.kc, sel.blocking.kc_one_pass));
+  std::size_t kc = std::min(sel.blocking.kc, sel.blocking.kc_one_pass);
+  if (sel.blocking.kc_in_place != 0) kc = std::min(kc, sel.blocking.kc_in_place);
+  return static_cast<std::int64_t>(kc);
 }
 
 // The bound for an fp32 call: fp32 accumulation, plus the rounding of A and B to bf16 when fast math

@@ -7,7 +7,7 @@ import pytest
 
 U32 = 2.0**-24  # fp32 unit roundoff
 U_BF16 = 2.0**-8  # bf16 unit roundoff (rounding fp32 inputs in fast math)
-MIN_KC = 64  # the smallest K block the driver uses (docs/blocking.md): the most roundings
+MIN_KC = 32  # the smallest K block the driver uses (docs/blocking.md): the most roundings
 
 
 def reference(a, b, alpha=1.0, beta=0.0, c0=None):

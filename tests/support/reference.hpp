@@ -81,6 +81,10 @@ Reference reference_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float a
 // add, or beta's multiply and add on the first block). So an element errs by at most about
 // (k + 2 * ceil(k / kc) + 2) u times its absolute scale. The bound is exactly that, with 1%
 // headroom for second-order terms: no fixed tolerance.
+// The shallowest K block the driver uses on any CPU (B read in place on Intel, docs/blocking.md):
+// the most blocks, so the loosest bound, where a test does not ask the library for its blocking.
+constexpr std::int64_t kMinDriverKc = 32;
+
 inline double fp32_bound_factor(std::int64_t k, std::int64_t kc) {
   const std::int64_t blocks = kc > 0 ? (k + kc - 1) / kc : 1;
   return 1.01 * static_cast<double>(k + 2 * blocks + 2) * kUnitRoundoffF32;
