@@ -17,7 +17,9 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   L2 rather than B's from L1. On Intel (Golden Cove, 2 MiB L2) blocks that fill half the L2 won
 //   over ones that fill it: fp32 4096^3 149 -> 156 GFLOPS, 2048^3 138 -> 154; AMX fast math
 //   4096^3 714 -> 1006. There MC follows the depth a call uses (a_block_bytes): with MC fixed
-//   for KC = 2048, a K of 768-1024 lost 6-11% with AMX. The KC x NC block of B takes the L3
+//   for KC = 2048, a K of 768-1024 lost 6-11% with AMX. The fp32 tiles are kept shallow enough
+//   that the block of A has 16 MR panels, so that each micro-panel of B, fetched from L3, serves
+//   16 calls (12x32: KC 2048 -> 1024, 2048^3 +10%); AMX wants its deep block. The KC x NC block of B takes the L3
 //   share (capped: a VM may report a huge shared L3); half of it cost 2.5% at 4096^3, A being
 //   packed once per NC block.
 // - All of M in one MC block with B packed per call: each B micro-panel serves few A panels, so
@@ -67,6 +69,8 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     // MC keeps saying which M runs as one block.
     b.kc = kc_for(caches.l2 / 2);
     b.a_block_bytes = caches.l2 / 2 * 3 / 4;
+    // FMA tiles: a micro-panel of B comes from L3 and should serve at least 16 MR panels of A.
+    if (k.kr == 1) b.kc = std::min(b.kc, round_down(b.a_block_bytes / (16 * mr * elem), kr_round));
     b.nc = nc_for(b.kc);
     b.b_in_place_max_panels = 4;
     b.kc_in_place = round_down(32, kr_round);
