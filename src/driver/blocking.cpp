@@ -19,9 +19,9 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   4096^3 714 -> 1006. There MC follows the depth a call uses (a_block_bytes): with MC fixed
 //   for KC = 2048, a K of 768-1024 lost 6-11% with AMX. The fp32 tiles are kept shallow enough
 //   that the block of A has 16 MR panels, so that each micro-panel of B, fetched from L3, serves
-//   16 calls (12x32: KC 2048 -> 1024, 2048^3 +10%); AMX wants its deep block. The KC x NC block of B takes the L3
-//   share (capped: a VM may report a huge shared L3); half of it cost 2.5% at 4096^3, A being
-//   packed once per NC block.
+//   16 calls (12x32: KC 2048 -> 1024, 2048^3 +10%); AMX wants its deep block. The KC x NC block
+//   of B takes the L3 share (capped: a VM may report a huge shared L3); half of it cost 2.5% at
+//   4096^3, A being packed once per NC block.
 // - All of M in one MC block with B packed per call: each B micro-panel serves few A panels, so
 //   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
 //   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
