@@ -584,11 +584,8 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
   for (const auto& r : runners) r->run();
 
   // Rounds of one call per library, so that whatever else the machine does hits all of them alike,
-  // each round in a fresh random order (fixed seed): in the default mode a call finds the caches
-  // as the previous library left them (a 768x768 fp32 B is in L2 after a library that read the
-  // same B, not after one that read its own packed copy), and a rotated order kept each library's
-  // predecessor: 1x768x768 then measured 0.66-0.78 of the best for whichever column followed
-  // oneDNN:pB, against 1.02 with --burst.
+  // each round in a fresh random order (fixed seed): a call finds the caches as the previous
+  // library left them, so no library may always follow the same one (docs/benchmarking.md).
   using Clock = std::chrono::steady_clock;
   std::vector<std::vector<double>> times(count);
   std::vector<double> total(count, 0);
