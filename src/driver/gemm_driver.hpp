@@ -86,6 +86,11 @@ struct GemmProblem {
 
 enum class Status { ok, out_of_memory, not_applicable };
 
+// Whether gemm() reads this problem's B in place (unpacked, a micro-panel at a time) rather than
+// packing it: decided from the shape, the strides and the blocking (docs/blocking.md). The thread
+// planner asks it of the parts it considers.
+bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
+
 // Computes the problem with the given kernel and blocking. Requires m, n > 0; k == 0 or
 // alpha == 0 only scale C.
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);

@@ -30,6 +30,12 @@ double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5
 double gemv_elems_per_us(double elems) { return elems * sizeof(float) <= (8 << 20) ? 12e3 : 4e3; }
 // The fixed cost of any team beyond the wake-up (handing out jobs, the final wait), in microseconds.
 constexpr double kTeamOverheadUs = 2;
+// Reading an element of B in place costs about this many multiply-adds: cheaper than packing it,
+// which also writes (at M = 8 a call takes ~1.8x its multiply-adds' time on the Intel VM).
+constexpr double kInPlaceCost = 8;
+// Parts that split N and read B in place each take a piece of every row of B; a piece shorter than
+// a page ran as slowly as the whole row (docs/threading.md), so it is priced as the row, up to a page.
+constexpr double kPageBytes = 4096;
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
@@ -149,13 +155,26 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const double k = static_cast<double>(p.k);
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
   const bool pack_b = p.b_packed == nullptr;
+  const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
+  // What a part of mt x nt x kt (tn parts across N) pays for its columns of B: packing them, or
+  // reading them in place.
+  const auto b_cost = [&](std::size_t mt, std::size_t nt, std::size_t kt, int tn) {
+    GemmProblem part = p;
+    part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
+    if (!reads_b_in_place(kernel, blocking, part))
+      return pack_b ? kPackCost * static_cast<double>(kt * nt) : 0.0;
+    double read = static_cast<double>(part.n);
+    if (tn > 1 && read * src_bytes < kPageBytes)
+      read = std::min(static_cast<double>(p.n), kPageBytes / src_bytes);
+    return kInPlaceCost * static_cast<double>(kt) * read;
+  };
   // The slowest part's time: its products plus the packing of its rows of A (once per NC block of
   // its columns) and its columns of B.
   const auto grid_cost = [&](int tm, int tn) {
-    const double mt = static_cast<double>(ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m);
-    const double nt = static_cast<double>(ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n);
-    const double pack = mt * k * std::ceil(nt / nc) + (pack_b ? k * nt : 0);
-    return mt * nt * k + kPackCost * pack;
+    const std::size_t mt = ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m;
+    const std::size_t nt = ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n;
+    const double m_t = static_cast<double>(mt), n_t = static_cast<double>(nt);
+    return m_t * n_t * k + kPackCost * m_t * k * std::ceil(n_t / nc) + b_cost(mt, nt, p.k, tn);
   };
   double best_cost = grid_cost(1, 1);
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
@@ -167,10 +186,16 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
       const double cost = grid_cost(tm, tn) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {tm, tn, 1};
     }
-    // K slices only when C has fewer tiles than threads: they cost a reduction and buffers.
-    if (tiles_m * tiles_n < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
+    // K slices cost a reduction and buffers: only when C has fewer tiles than threads, or when
+    // the slices read B in place (each then reads whole rows of B).
+    const std::size_t kt = ceil_div(ceil_div(p.k, kKAlign), static_cast<std::size_t>(t)) * kKAlign;
+    GemmProblem slice = p;
+    slice.k = std::min(kt, p.k);
+    if ((tiles_m * tiles_n < static_cast<std::size_t>(t) || reads_b_in_place(kernel, blocking, slice)) &&
+        k_split_possible(p, t)) {
       const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
-      const double cost = m * n * k / t + kPackCost * (m * k / t + k * n / t + m * n * t) + team_cost;
+      const double cost = m * n * k / t + kPackCost * (m * k / t + m * n * t) +
+                          b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }
