@@ -76,6 +76,13 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
                                 p.m <= 4 * static_cast<std::size_t>(kernel.mr));
 }
 
+bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
+                              const GemmProblem& p) {
+  // KR = 2 (bf16) kernels lost 5-6% with the shallow block on a B from L3 (3072x768) and gained
+  // 30% on one from DRAM (4096x4096): their calls are half as long per depth.
+  return blocking.kc_in_place != 0 && (kernel.kr == 1 || p.k * p.n * kernel.elem_size > kBInPlaceMaxBytes);
+}
+
 std::size_t PackedBLayout::bytes() const {
   const std::size_t nr = static_cast<std::size_t>(kernel->nr), kr = static_cast<std::size_t>(kernel->kr);
   // Every KC block but the last is full, so the packed depth is the sum of rounded block depths.
@@ -124,10 +131,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   const bool b_in_place = reads_b_in_place(kernel, blocking, p);
   if (p.b_layout != nullptr) {
     blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
-  } else if (b_in_place && blocking.kc_in_place != 0 &&
-             (kernel.kr == 1 || p.k * p.n * kernel.elem_size > kBInPlaceMaxBytes)) {
-    // KR = 2 (bf16) kernels lost 5-6% with the shallow block on a B from L3 (3072x768) and gained
-    // 30% on one from DRAM (4096x4096): their calls are half as long per depth.
+  } else if (b_in_place && reads_b_in_place_shallow(kernel, blocking, p)) {
     blocking.kc = blocking.kc_in_place;
   } else if (p.m <= blocking.mc && blocking.kc_one_pass != 0 && !b_in_place) {
     // B read in place keeps the deep KC: its micro-panels are not copied, so only C traffic (one

@@ -90,6 +90,9 @@ enum class Status { ok, out_of_memory, not_applicable };
 // packing it: decided from the shape, the strides and the blocking (docs/blocking.md). The thread
 // planner asks it of the parts it considers.
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
+// For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
+bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
+                              const GemmProblem& p);
 
 // Computes the problem with the given kernel and blocking. Requires m, n > 0; k == 0 or
 // alpha == 0 only scale C.

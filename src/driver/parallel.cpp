@@ -33,8 +33,9 @@ constexpr double kTeamOverheadUs = 2;
 // Reading an element of B in place costs about this many multiply-adds: cheaper than packing it,
 // which also writes (at M = 8 a call takes ~1.8x its multiply-adds' time on the Intel VM).
 constexpr double kInPlaceCost = 8;
-// Parts that split N and read B in place each take a piece of every row of B; a piece shorter than
-// a page ran as slowly as the whole row (docs/threading.md), so it is priced as the row, up to a page.
+// Parts that split N and read B in place in shallow K blocks each take a piece of every row of B;
+// a piece shorter than a page ran as slowly as the whole row (docs/threading.md), so it is priced
+// as the row, up to a page.
 constexpr double kPageBytes = 4096;
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
@@ -164,7 +165,7 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     if (!reads_b_in_place(kernel, blocking, part))
       return pack_b ? kPackCost * static_cast<double>(kt * nt) : 0.0;
     double read = static_cast<double>(part.n);
-    if (tn > 1 && read * src_bytes < kPageBytes)
+    if (tn > 1 && read * src_bytes < kPageBytes && reads_b_in_place_shallow(kernel, blocking, part))
       read = std::min(static_cast<double>(p.n), kPageBytes / src_bytes);
     return kInPlaceCost * static_cast<double>(kt) * read;
   };
