@@ -281,17 +281,21 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   EXPECT_EQ(plan(4096, 8, 768, 2).tm, 2);    // tall: split the rows
   EXPECT_EQ(plan(4, 4, 100000, 2).tk, 2);    // tiny C, deep K: split K
   EXPECT_EQ(plan(8, 8, 8, 2).threads(), 1);  // too small to pay for a second thread
-  // B read in place with rows of 768 floats: splitting N would give each part 1.5 KiB pieces of
-  // every row, so K is split instead (a kernel of another element type packs B: N is split).
+  // B read in place in shallow K blocks (the Intel blocking, forced here) with rows of 768 floats:
+  // splitting N would give each part 1.5 KiB pieces of every row, so K is split instead (a kernel
+  // of another element type packs B: N is split).
+  driver::Blocking shallow = blk;
+  shallow.kc_in_place = 32, shallow.b_in_place_max_panels = 4;
   p.b_rs = 768;
   p.m = 8, p.n = 768, p.k = 3072;
-  const bool in_place = driver::reads_b_in_place(kn, blk, p);
+  const bool in_place = driver::reads_b_in_place(kn, shallow, p);
   EXPECT_EQ(in_place, kn.kr <= 2 && kn.elem_size == sizeof(float)) << kn.name;
-  const driver::Partition narrow = plan(8, 768, 3072, 2);
+  const driver::Partition narrow = driver::plan_gemm(kn, shallow, p, 2, 1.0);
   EXPECT_EQ(narrow.tk, in_place ? 2 : 1) << kn.name;
   EXPECT_EQ(narrow.tn, in_place ? 1 : 2) << kn.name;
   p.b_rs = 3072;
-  EXPECT_EQ(plan(8, 3072, 768, 2).tn, 2);  // 6 KiB pieces: the columns are split
+  p.m = 8, p.n = 3072, p.k = 768;
+  EXPECT_EQ(driver::plan_gemm(kn, shallow, p, 2, 1.0).tn, 2);  // 6 KiB pieces: the columns are split
   p.b_rs = 1;
   p.alpha = 0.0f;
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
