@@ -78,7 +78,8 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
   ASSERT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); },
-      input_rounding(kn) + fp32_bound_factor(cs.k, static_cast<std::int64_t>(shallowest_kc(blk)))))
+      input_rounding(kn) + fp32_bound_factor(cs.k, static_cast<std::int64_t>(shallowest_kc(blk))) +
+          k_slice_rounding(cs.threads > 0 ? cs.threads : cs.part.tk)))
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
       << " alpha=" << cs.alpha << " beta=" << cs.beta << " c_row_major=" << cs.c_row_major

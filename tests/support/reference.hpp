@@ -90,6 +90,12 @@ inline double fp32_bound_factor(std::int64_t k, std::int64_t kc) {
   return 1.01 * static_cast<double>(k + 2 * blocks + 2) * kUnitRoundoffF32;
 }
 
+// K split into `slices` for threads (docs/numerics.md): each slice past the first adds a block
+// boundary (two roundings) and the addition of its partial product into C.
+inline double k_slice_rounding(int slices) {
+  return 1.01 * 3.0 * (slices > 1 ? slices - 1 : 0) * kUnitRoundoffF32;
+}
+
 template <class C>
 ::testing::AssertionResult matches(const Reference& r, const C& c, double bound_factor) {
   for (std::int64_t i = 0; i < r.m; ++i) {
