@@ -78,13 +78,14 @@ const char kUsage[] =
     "                      back to back: steady state, as a model calling one GEMM in a loop sees\n"
     "                      it (default: one timed call per library per round, right after the\n"
     "                      other libraries' calls, so caches and thread pools start cold)\n"
-    "  --settle MS         sleep MS milliseconds after each library's turn, so that the worker\n"
+    "  --settle MS         wait MS milliseconds after each library's turn, so that the worker\n"
     "                      threads of the library that just ran stop spinning (OpenBLAS's for\n"
     "                      ~1 ms: with --threads > 1 the bench sets OPENBLAS_THREAD_TIMEOUT=22\n"
     "                      unless it is set; libgomp's for over 12 ms after long calls: use 100)\n"
     "                      before the next one runs: with --threads > 1 on few cores, otherwise\n"
-    "                      each library runs against the previous one's spinning threads\n"
-    "                      (default 0)\n"
+    "                      each library runs against the previous one's spinning threads;\n"
+    "                      the bench spins on every CPU meanwhile, so that no CPU goes idle\n"
+    "                      (a VM's idle vCPU is slow to wake) (default 0)\n"
     "  --min-time SECONDS  at least this much timed time per shape and library (default 0.3)\n"
     "  --check             compare every library's C with a double-precision reference;\n"
     "                      exit 1 on failure\n"
@@ -115,6 +116,24 @@ const char kUsage[] =
     "other bf16 column; fast/strict = mmla:fastmath / mmla; %peak = mmla / (fp32 peak * threads);\n"
     "nT/1T = mmla / mmla:1t and bf16nT/1T = mmla:bf16 / mmla:bf16:1t (the same call on one thread).\n"
     "Compare numbers within one run only: see docs/benchmarking.md.\n";
+
+// Waits `seconds` with every CPU busy: a thread per CPU spins until then. The other libraries'
+// idle workers stop spinning and go to sleep meanwhile, as a plain sleep would let them, but no
+// CPU goes idle: in a VM the host deschedules an idle vCPU, and a library thread woken on it then
+// takes milliseconds to run, which a machine whose cores stay up does not see (docs/benchmarking.md).
+void settle(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto spin = [until] {
+    while (Clock::now() < until) {
+    }
+  };
+  std::vector<std::thread> others;
+  for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t) others.emplace_back(spin);
+  spin();
+  for (std::thread& t : others) t.join();
+}
 
 // An error in what the user gave us: the message is printed, plus the usage for command-line errors.
 struct UsageError {
@@ -608,7 +627,7 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
         times[l].push_back(dt);
         total[l] += dt;
       }
-      if (opt.settle_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(opt.settle_s));
+      if (opt.settle_s > 0) settle(opt.settle_s);
     }
   }
 
