@@ -212,15 +212,21 @@ Partition plan_gemv(const GemmProblem& p, int threads, double start_us) {
   const bool row = p.m == 1;
   const std::size_t len = row ? p.n : p.m, align = row ? al.n : al.m;
   const double k = static_cast<double>(p.k);
+  // X streamed along its contiguous dimension (the axpy form, X not prepacked): splitting the output
+  // gives each part a piece of every line of X, priced as the whole line up to a page, as in
+  // plan_gemm; K slices then read whole lines.
+  const bool lines_in_pieces = p.b_packed == nullptr && (row ? p.b_cs : p.a_rs) == 1;
+  const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   double best_cost = static_cast<double>(len) * k;
   for (int t = 2; t <= threads; ++t) {
     if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
-      const double part =
-          static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
+      double part = static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
+      if (lines_in_pieces && part * src_bytes < kPageBytes)
+        part = std::min(static_cast<double>(len), kPageBytes / src_bytes);
       const double cost = part * k + team_cost;
       if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
     }
-    if (ceil_div(len, align) < static_cast<std::size_t>(t) && k_split_possible(p, t)) {
+    if ((ceil_div(len, align) < static_cast<std::size_t>(t) || lines_in_pieces) && k_split_possible(p, t)) {
       const double cost = static_cast<double>(len) * (k / t + t) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }

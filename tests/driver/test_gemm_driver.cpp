@@ -463,6 +463,13 @@ TEST_P(DriverGemv, ThreadedAndPlanned) {
   p.n = 768, p.k = 768;  // ~30 us of streaming: worth a polling worker, not a sleeping one
   EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).threads(), 2);
   EXPECT_EQ(driver::plan_gemv(p, 2, 50.0).threads(), 1);
+  // A row-major B streamed by rows: halves of 768 columns would be 1.5 KiB pieces of every row, so
+  // K is split; halves of 3072 columns (6 KiB) are not.
+  p.b_cs = 1, p.b_rs = 768, p.n = 768, p.k = 3072;
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tk, 2);
+  p.b_rs = 3072, p.n = 3072, p.k = 768;
+  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tn, 2);
+  p.b_cs = 0, p.b_rs = 0;
   // Through the pool: a row and a column vector.
   for (const auto& s :
        {std::array<std::int64_t, 3>{1, 3000, 700}, std::array<std::int64_t, 3>{2900, 1, 800}}) {
