@@ -37,6 +37,11 @@ constexpr double kInPlaceCost = 8;
 // a piece shorter than a page ran as slowly as the whole row (docs/threading.md), so it is priced
 // as the row, up to a page.
 constexpr double kPageBytes = 4096;
+// Elements a part pays for reading `piece` of each line of `line` elements: a piece shorter than a
+// page costs the whole line, up to a page (kPageBytes).
+double line_piece_cost(double piece, double line, double elem_bytes) {
+  return piece * elem_bytes < kPageBytes ? std::min(line, kPageBytes / elem_bytes) : piece;
+}
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
@@ -164,9 +169,10 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
     if (!reads_b_in_place(kernel, blocking, part))
       return pack_b ? kPackCost * static_cast<double>(kt * nt) : 0.0;
-    double read = static_cast<double>(part.n);
-    if (tn > 1 && read * src_bytes < kPageBytes && reads_b_in_place_shallow(kernel, blocking, part))
-      read = std::min(static_cast<double>(p.n), kPageBytes / src_bytes);
+    const double n_t = static_cast<double>(part.n);
+    const double read = tn > 1 && reads_b_in_place_shallow(kernel, blocking, part)
+                            ? line_piece_cost(n_t, static_cast<double>(p.n), src_bytes)
+                            : n_t;
     return kInPlaceCost * static_cast<double>(kt) * read;
   };
   // The slowest part's time: its products plus the packing of its rows of A (once per NC block of
@@ -220,10 +226,10 @@ Partition plan_gemv(const GemmProblem& p, int threads, double start_us) {
   double best_cost = static_cast<double>(len) * k;
   for (int t = 2; t <= threads; ++t) {
     if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
-      double part = static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
-      if (lines_in_pieces && part * src_bytes < kPageBytes)
-        part = std::min(static_cast<double>(len), kPageBytes / src_bytes);
-      const double cost = part * k + team_cost;
+      const double part =
+          static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
+      const double read = lines_in_pieces ? line_piece_cost(part, static_cast<double>(len), src_bytes) : part;
+      const double cost = read * k + team_cost;
       if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
     }
     if ((ceil_div(len, align) < static_cast<std::size_t>(t) || lines_in_pieces) && k_split_possible(p, t)) {
