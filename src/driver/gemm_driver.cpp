@@ -59,8 +59,14 @@ void scale_c(const GemmProblem& p) {
 // layouts (a KR = 2 kernel interleaves each depth pair from two rows; K must be even so that no
 // block ends on half a pair). KR = 2 kernels read a B of more than kBInPlaceMaxBytes in place only
 // for at most four MR panels of A: with a 32 MiB bf16 B streamed from DRAM, in place was faster at
-// M = 1..32 and slower from M = 64 (docs/blocking.md).
+// M = 1..32 and slower from M = 64 (docs/blocking.md). The size is the whole call's B: two threads
+// that each read half of such a B in place for 16 MR panels ran 1.3x one thread, packing 1.95x.
 constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
+bool b_from_memory(const GemmProblem& p) {
+  const std::size_t own = p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
+  return (p.b_call_bytes != 0 ? p.b_call_bytes : own) > kBInPlaceMaxBytes;
+}
+
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
   if (p.b_packed != nullptr || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0 ||
@@ -72,15 +78,14 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
     return p.m <= blocking.mc &&
            (blocking.b_in_place_max_panels == 0 ||
             p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
-  return p.m <= blocking.mc && (p.k * p.n * kernel.elem_size <= kBInPlaceMaxBytes ||
-                                p.m <= 4 * static_cast<std::size_t>(kernel.mr));
+  return p.m <= blocking.mc && (!b_from_memory(p) || p.m <= 4 * static_cast<std::size_t>(kernel.mr));
 }
 
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p) {
   // KR = 2 (bf16) kernels lost 5-6% with the shallow block on a B from L3 (3072x768) and gained
   // 30% on one from DRAM (4096x4096): their calls are half as long per depth.
-  return blocking.kc_in_place != 0 && (kernel.kr == 1 || p.k * p.n * kernel.elem_size > kBInPlaceMaxBytes);
+  return blocking.kc_in_place != 0 && (kernel.kr == 1 || b_from_memory(p));
 }
 
 std::size_t PackedBLayout::bytes() const {

@@ -82,6 +82,10 @@ struct GemmProblem {
   const PackedBLayout* b_layout = nullptr;
   std::size_t b_col0 = 0;
   ukernel::Elem src = ukernel::Elem::f32;  // element type of A and B as passed in
+  // Bytes of B that the whole call reads, when this problem is one thread's part of it (0: this
+  // problem's own k x n). The parts read theirs at the same time, so whether B streams from
+  // memory depends on the whole.
+  std::size_t b_call_bytes = 0;
 };
 
 enum class Status { ok, out_of_memory, not_applicable };
@@ -90,6 +94,8 @@ enum class Status { ok, out_of_memory, not_applicable };
 // packing it: decided from the shape, the strides and the blocking (docs/blocking.md). The thread
 // planner asks it of the parts it considers.
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
+// Whether the call's B (b_call_bytes, or this problem's own) is too big to stay in the caches.
+bool b_from_memory(const GemmProblem& p);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p);

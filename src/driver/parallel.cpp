@@ -46,6 +46,11 @@ double line_piece_cost(double piece, double line, double elem_bytes) {
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
 
+// What every part of p is told of the B the whole call reads (GemmProblem::b_call_bytes).
+std::size_t call_b_bytes(const GemmProblem& p) {
+  return p.b_call_bytes != 0 ? p.b_call_bytes : p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
+}
+
 // Part `idx` of `parts` of [0, total) in units of `align` (the last unit may be partial).
 struct Range {
   std::size_t begin, size;
@@ -86,6 +91,7 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
     if (rm.size == 0 || rn.size == 0) return;
     GemmProblem s = p;
     s.m = rm.size, s.n = rn.size, s.k = rk.size;
+    s.b_call_bytes = call_b_bytes(p);
     const auto at = [src_elem](const void* base, std::size_t i, std::ptrdiff_t stride) {
       return static_cast<const char*>(base) +
              static_cast<std::ptrdiff_t>(i) * stride * static_cast<std::ptrdiff_t>(src_elem);
@@ -162,18 +168,23 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
   const bool pack_b = p.b_packed == nullptr;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
-  // What a part of mt x nt x kt (tn parts across N) pays for its columns of B: packing them, or
-  // reading them in place.
-  const auto b_cost = [&](std::size_t mt, std::size_t nt, std::size_t kt, int tn) {
+  // What a part of mt x nt x kt (tm x tn parts across M and N) pays for its columns of B: packing
+  // them, or reading them in place. A B from memory comes through one memory bus shared by all
+  // parts, and each of the tm parts along M fetches all of it: tm times the cost (2 threads, bf16
+  // 64x4096x4096 on Zen 4: halves of M each reading all of B in place 10.4 ms, halves of N packing
+  // half of it each 6.9 ms).
+  const auto b_cost = [&](std::size_t mt, std::size_t nt, std::size_t kt, int tm, int tn) {
     GemmProblem part = p;
     part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
+    part.b_call_bytes = call_b_bytes(p);
+    const double shared = b_from_memory(part) ? tm : 1;
     if (!reads_b_in_place(kernel, blocking, part))
-      return pack_b ? kPackCost * static_cast<double>(kt * nt) : 0.0;
+      return pack_b ? shared * kPackCost * static_cast<double>(kt * nt) : 0.0;
     const double n_t = static_cast<double>(part.n);
     const double read = tn > 1 && reads_b_in_place_shallow(kernel, blocking, part)
                             ? line_piece_cost(n_t, static_cast<double>(p.n), src_bytes)
                             : n_t;
-    return kInPlaceCost * static_cast<double>(kt) * read;
+    return shared * kInPlaceCost * static_cast<double>(kt) * read;
   };
   // The slowest part's time: its products plus the packing of its rows of A (once per NC block of
   // its columns) and its columns of B.
@@ -181,7 +192,7 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     const std::size_t mt = ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m;
     const std::size_t nt = ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n;
     const double m_t = static_cast<double>(mt), n_t = static_cast<double>(nt);
-    return m_t * n_t * k + kPackCost * m_t * k * std::ceil(n_t / nc) + b_cost(mt, nt, p.k, tn);
+    return m_t * n_t * k + kPackCost * m_t * k * std::ceil(n_t / nc) + b_cost(mt, nt, p.k, tm, tn);
   };
   double best_cost = grid_cost(1, 1);
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
@@ -198,11 +209,12 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     const std::size_t kt = ceil_div(ceil_div(p.k, kKAlign), static_cast<std::size_t>(t)) * kKAlign;
     GemmProblem slice = p;
     slice.k = std::min(kt, p.k);
+    slice.b_call_bytes = call_b_bytes(p);
     if ((tiles_m * tiles_n < static_cast<std::size_t>(t) || reads_b_in_place(kernel, blocking, slice)) &&
         k_split_possible(p, t)) {
       const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
       const double cost = m * n * k / t + kPackCost * (m * k / t + m * n * t) +
-                          b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1) + team_cost;
+                          b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1, 1) + team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }

@@ -302,6 +302,31 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
 }
 
+// A B too big for the caches streams from memory for the whole call, whichever part of it a thread
+// reads: a KR = 2 kernel then reads B in place only for a few MR panels, judged by the call's B, and
+// the planner does not give each of several row parts all of such a B to fetch.
+TEST_P(Driver, PartsOfACallShareItsB) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.b_cs = 1;
+  p.src = kn.elem_size == 2 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  p.m = 8 * static_cast<std::size_t>(kn.mr), p.k = 4096, p.n = (16u << 20) / (p.k * kn.elem_size);
+  p.b_rs = static_cast<std::ptrdiff_t>(2 * p.n);  // the left half of a B of twice the bytes
+  if (p.m > blk.mc) GTEST_SKIP() << kn.name << ": 8 MR panels are more than one MC block";
+  EXPECT_FALSE(driver::b_from_memory(p));
+  const bool alone = driver::reads_b_in_place(kn, blk, p);
+  if (kn.kr == 2) {
+    EXPECT_TRUE(alone) << kn.name;
+  }
+  p.b_call_bytes = 2 * p.k * p.n * kn.elem_size;
+  EXPECT_TRUE(driver::b_from_memory(p));
+  // KR = 2: four MR panels at most; KR = 1 does not ask B's size.
+  EXPECT_EQ(driver::reads_b_in_place(kn, blk, p), kn.kr == 2 ? false : alone) << kn.name;
+  p.b_call_bytes = 0, p.n *= 2;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 1) << kn.name;
+}
+
 TEST_P(Driver, DefaultBlockingIsSane) {
   const GemmKernel& kn = *GetParam();
   const driver::Blocking b = driver::blocking_for(kn, cpu::info());
