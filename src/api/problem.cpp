@@ -257,8 +257,8 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   // 7.8 GFLOPS) or when its matrix streams from beyond the L3 share. With it in cache the AVX512_BF16
   // kernel reading B in place was faster at M = 1 (mmla-bench, 1 thread, GFLOPS, GEMV vs kernel:
   // 1x768x768 37 vs 53-67, 1x768x3072 36 vs 50-57, 1x3072x768 37 vs 31-39), from DRAM slower
-  // (1x4096x4096 19 vs 8-11). The GEMV also takes an fp32 prepacked B (the only packed layout it
-  // streams), as with fp32 A.
+  // (1x4096x4096 19 vs 8-11). The GEMV also takes a prepacked B in the layouts it streams (fp32
+  // panels, and the bf16 depth pairs of the AVX512_BF16 kernels), with fp32 or bf16 A.
   constexpr std::size_t kBf16GemvMinBytes = 16u << 20;
   const bool gemv_pays = !bf16_in || !bf16 || p.b_packed != nullptr ||
                          p.k * (p.m == 1 ? p.n : p.m) * sizeof(std::uint16_t) >= kBf16GemvMinBytes;

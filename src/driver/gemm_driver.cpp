@@ -237,11 +237,17 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   return Status::ok;
 }
 
+namespace {
+// The packed layouts the GEMV streams: fp32 panels (KR = 1) and bf16 depth pairs (c2).
+bool packed_fp32(const ukernel::GemmKernel& k) { return k.kr == 1 && k.elem_size == sizeof(float); }
+bool packed_bf16c2(const ukernel::GemmKernel& k) { return k.kr == 2 && k.elem_size == sizeof(std::uint16_t); }
+bool packed_b_streams(const ukernel::GemmKernel& k) { return packed_fp32(k) || packed_bf16c2(k); }
+}  // namespace
+
 bool gemv_applicable(const GemmProblem& p) {
   if (p.m != 1 && p.n != 1) return false;
   const bool row = p.m == 1;
-  if (p.b_packed != nullptr)
-    return row && p.b_layout->kernel->kr == 1 && p.b_layout->kernel->elem_size == sizeof(float);
+  if (p.b_packed != nullptr) return row && packed_b_streams(*p.b_layout->kernel);
   const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
   return x_ls == 1 || (row ? p.n : p.m) == 1 || x_ks == 1;
 }
@@ -267,8 +273,12 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
   const bool packed = p.b_packed != nullptr;
   const bool axpy = packed || x_ls == 1 || len == 1;  // else x_ks == 1 (gemv_applicable)
 
-  // Scratch: the accumulators (len floats) and, when v is strided or bf16, a contiguous fp32 copy.
-  const std::size_t v_floats = v_s == 1 && !bf16 ? 0 : p.k;
+  // A bf16 packed B from fp32 inputs (fast math): A is rounded to bf16 as well, as the kernels' A
+  // packers do, so that both paths compute the same products.
+  const bool round_v = packed && !bf16 && p.b_layout->kernel->elem_size == sizeof(std::uint16_t);
+  // Scratch: the accumulators (len floats) and, when v is strided, bf16 or rounded, a contiguous
+  // fp32 copy.
+  const std::size_t v_floats = v_s == 1 && !bf16 && !round_v ? 0 : p.k;
   static thread_local Scratch scratch;
   auto* const acc = static_cast<float*>(scratch.get((round_up(len, 16) + v_floats) * sizeof(float)));
   if (acc == nullptr) return Status::out_of_memory;
@@ -277,8 +287,9 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
     float* const vc = acc + round_up(len, 16);
     for (std::size_t i = 0; i < p.k; ++i) {
       const auto at = static_cast<std::ptrdiff_t>(i) * v_s;
-      vc[i] = bf16 ? ukernel::bf16_to_f32(static_cast<const std::uint16_t*>(v_src)[at])
-                   : static_cast<const float*>(v_src)[at];
+      const float f = bf16 ? ukernel::bf16_to_f32(static_cast<const std::uint16_t*>(v_src)[at])
+                           : static_cast<const float*>(v_src)[at];
+      vc[i] = round_v ? ukernel::bf16_to_f32(ukernel::f32_to_bf16(f)) : f;
     }
     v = vc;
   }
@@ -292,11 +303,21 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
       nc = std::min(p.b_layout->columns_left_in_block(p.b_col0 + jc), p.n - jc);
       for (std::size_t pc = 0; pc < p.k; pc += p.b_layout->kc) {
         const std::size_t kc = std::min(p.b_layout->kc, p.k - pc);
-        const auto* block = reinterpret_cast<const float*>(static_cast<const char*>(p.b_packed) +
-                                                           p.b_layout->panel_offset(p.b_col0 + jc, pc));
+        const char* const block_bytes =
+            static_cast<const char*>(p.b_packed) + p.b_layout->panel_offset(p.b_col0 + jc, pc);
         const std::size_t kcp = round_up(kc, kr);
         const auto panel_stride = static_cast<std::ptrdiff_t>(kcp * nr);
         std::size_t jr = 0;
+        if (packed_bf16c2(gk)) {
+          const auto* block = reinterpret_cast<const std::uint16_t*>(block_bytes);
+          for (; jr + 4 * nr <= nc; jr += 4 * nr)
+            kernel.axpy_bf16c2(4, nr, nr, kc, block + jr * kcp, panel_stride, v + pc, acc + jc + jr);
+          for (; jr < nc; jr += nr)
+            kernel.axpy_bf16c2(1, nr, std::min(nr, nc - jr), kc, block + jr * kcp, panel_stride, v + pc,
+                               acc + jc + jr);
+          continue;
+        }
+        const auto* block = reinterpret_cast<const float*>(block_bytes);
         // Four full panels at a time: four sequential streams (one alone leaves bandwidth unused).
         for (; jr + 4 * nr <= nc; jr += 4 * nr)
           if (!kernel.axpy_panels4(nr, kc, block + jr * kcp, panel_stride, static_cast<std::ptrdiff_t>(nr),

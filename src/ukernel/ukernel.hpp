@@ -82,6 +82,14 @@ using GemvAxpyBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint1
 using GemvDotBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint16_t* x, std::ptrdiff_t x_ls,
                                const float* v, float* acc);
 
+// A prepacked bf16 B in the c2 layout (KR = 2: the depth pair 2i, 2i + 1 of column j at
+// x[2 i nr + 2 j], the second zero past an odd k), `count` panels of nr columns (1 or 4,
+// panel_stride apart): acc[q nr + j] += sum_p v[p] B_q(p, j) for q < count, j < nr, and j < len in
+// the last panel (len <= nr). Widened exactly, fp32 products and sums.
+using GemvBf16c2Fn = void (*)(std::size_t count, std::size_t nr, std::size_t len, std::size_t k,
+                              const std::uint16_t* x, std::ptrdiff_t panel_stride, const float* v,
+                              float* acc);
+
 struct GemvKernel {
   const char* name;  // variant name = file name = descriptor symbol
   Family family;
@@ -91,6 +99,7 @@ struct GemvKernel {
   GemvPanels4Fn axpy_panels4;
   GemvAxpyBf16Fn axpy_bf16;
   GemvDotBf16Fn dot_bf16;
+  GemvBf16c2Fn axpy_bf16c2;
 };
 
 const char* family_name(Family family);

@@ -12,6 +12,7 @@
 #include "cpu/cpu.hpp"
 #include "driver/gemm_driver.hpp"
 #include "support/reference.hpp"
+#include "ukernel/bf16.hpp"
 #include "ukernel/registry.hpp"
 
 namespace mmla::test {
@@ -390,9 +391,11 @@ INSTANTIATE_TEST_SUITE_P(Registry, Driver, ::testing::ValuesIn(usable_kernels())
 // The matrix-vector path: m == 1 or n == 1 with every operand layout, strided C, prepacked B.
 class DriverGemv : public ::testing::TestWithParam<const ukernel::GemvKernel*> {};
 
+// pack_kernel: the kernel whose layout a prepacked B takes (nullptr: the fp32 family's). A bf16
+// layout rounds A and B to bf16 (fast math), and the reference then takes the rounded values.
 void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n, std::int64_t k, bool a_row,
-                   bool b_row, bool c_row, float alpha, float beta, bool prepack,
-                   driver::Partition part = {}) {
+                   bool b_row, bool c_row, float alpha, float beta, bool prepack, driver::Partition part = {},
+                   const GemmKernel* pack_kernel = nullptr) {
   const auto seed = static_cast<std::uint32_t>(m * 31 + n * 7 + k);
   const Strided a = make_matrix(m, k, a_row, 2, seed), b = make_matrix(k, n, b_row, 3, seed + 1);
   Strided c = make_matrix(m + 1, n + 2, c_row, 0, seed + 2);
@@ -405,8 +408,10 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
   p.alpha = alpha, p.beta = beta;
   p.a = a.data.data(), p.a_rs = a.rs, p.a_cs = a.cs;
   p.c = c.data.data(), p.c_rs = c.rs, p.c_cs = c.cs;
-  const ukernel::GemmKernel& kn = *ukernel::choose(ukernel::Family::gemm_f32_f32p_f32p);
-  const driver::Blocking blk{5, 13, 2 * static_cast<std::size_t>(kn.nr) + 1};
+  const ukernel::GemmKernel& kn =
+      pack_kernel != nullptr ? *pack_kernel : *ukernel::choose(ukernel::Family::gemm_f32_f32p_f32p);
+  const auto kr = static_cast<std::size_t>(kn.kr);
+  const driver::Blocking blk{5, (13 + kr - 1) / kr * kr, 2 * static_cast<std::size_t>(kn.nr) + 1};
   driver::PackedBLayout layout{&kn, p.k, p.n, blk.kc, blk.nc};
   std::vector<char> packed;
   if (prepack) {
@@ -425,9 +430,11 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
     return;
   }
   ASSERT_EQ(st, driver::Status::ok);
+  const bool rounded = prepack && kn.elem_size == 2;
+  const auto in = [rounded](float f) { return rounded ? ukernel::bf16_to_f32(ukernel::f32_to_bf16(f)) : f; };
   const Reference r = reference_gemm(
-      m, n, k, alpha, [&](std::int64_t i, std::int64_t q) { return a.at(i, q); },
-      [&](std::int64_t q, std::int64_t j) { return b.at(q, j); }, beta,
+      m, n, k, alpha, [&](std::int64_t i, std::int64_t q) { return in(a.at(i, q)); },
+      [&](std::int64_t q, std::int64_t j) { return in(b.at(q, j)); }, beta,
       [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
   ASSERT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(k, 1)))
@@ -455,6 +462,27 @@ TEST_P(DriverGemv, EveryLayout) {
             run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, 0.5f, 2.0f, prepack);
             if (HasFatalFailure()) return;
           }
+}
+
+// A prepacked bf16 B in the c2 layout of the AVX512_BF16 kernels (fast math: A rounded to bf16
+// too, which the reference of rounded inputs checks to the fp32 bound): odd and even K, partial
+// panels, groups of four panels, split over threads.
+TEST_P(DriverGemv, Bf16c2PackedB) {
+  if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
+  std::vector<const GemmKernel*> c2;
+  for (const GemmKernel* k : ukernel::all_kernels())
+    if (k->family == ukernel::Family::gemm_f32_bf16p_bf16p && k->kr == 2 && ukernel::usable(*k))
+      c2.push_back(k);
+  if (c2.empty()) GTEST_SKIP() << "no bf16 kernel with the c2 layout runs on this CPU";
+  const std::int64_t shapes[][3] = {{1, 37, 29}, {1, 300, 5}, {1, 1000, 67}, {1, 5000, 3}, {1, 200, 300}};
+  for (const GemmKernel* kn : c2)
+    for (const auto& s : shapes)
+      for (bool a_row : {true, false})
+        for (bool c_row : {true, false}) {
+          run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, true, c_row, -1.25f, 0.0f, true, {}, kn);
+          run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, false, c_row, 0.5f, 2.0f, true, {1, 3, 1}, kn);
+          if (HasFatalFailure()) return;
+        }
 }
 
 TEST_P(DriverGemv, EveryPartition) {

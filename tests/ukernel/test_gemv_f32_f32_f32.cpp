@@ -132,6 +132,59 @@ TEST_P(Gemv, Panels4) {
     }
 }
 
+// Panels of a bf16 B in the c2 layout (depth pairs per column), one or four at a time, every panel
+// width around the vector widths (and 48, the AVX512_BF16 8x48c2 tile's), odd depths (the last
+// pair's second half zero), a partial last panel: against the double reference, accumulating onto
+// acc, and nothing written past the last panel's len.
+TEST_P(Gemv, Bf16c2Panels) {
+  const GemvKernel& kn = *GetParam();
+  for (std::size_t nr : {1, 4, 5, 8, 16, 32, 48, 64, 80})
+    for (std::size_t count : {1, 4})
+      for (std::size_t k : {1, 2, 7, 66})
+        for (std::size_t len : {nr, nr - (nr + 2) / 3}) {
+          const std::size_t pairs = (k + 1) / 2;
+          const auto stride = static_cast<std::ptrdiff_t>(2 * pairs * nr + 6);  // panels apart, with a gap
+          std::vector<std::uint16_t> x(count * static_cast<std::size_t>(stride));
+          // bf16 of small multiples of 1/8 (exact in fp32 products), zero past an odd k
+          for (std::size_t q = 0; q < count; ++q)
+            for (std::size_t i = 0; i < 2 * pairs * nr; ++i) {
+              const std::size_t p = i / (2 * nr) * 2 + i % 2;
+              const float f = p < k ? static_cast<float>((q * 7 + i * 37) % 17) / 8.0f - 1.0f : 0.0f;
+              std::uint32_t u;
+              std::memcpy(&u, &f, sizeof u);
+              x[q * static_cast<std::size_t>(stride) + i] = static_cast<std::uint16_t>(u >> 16);
+            }
+          std::vector<float> v(k);
+          for (std::size_t p = 0; p < k; ++p) v[p] = static_cast<float>((p * 5) % 7) / 4.0f - 0.7f;
+          std::vector<float> acc(count * nr + 8);
+          for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
+          const std::vector<float> before = acc;
+          kn.axpy_bf16c2(count, nr, len, k, x.data(), stride, v.data(), acc.data());
+          const std::size_t end = (count - 1) * nr + len;
+          for (std::size_t q = 0; q < count; ++q)
+            for (std::size_t j = 0; q * nr + j < end && j < nr; ++j) {
+              double expect = before[q * nr + j], scale = std::abs(expect);
+              for (std::size_t p = 0; p < k; ++p) {
+                const std::uint16_t h =
+                    x[q * static_cast<std::size_t>(stride) + p / 2 * 2 * nr + 2 * j + p % 2];
+                const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+                float b;
+                std::memcpy(&b, &u, sizeof b);
+                const double t = static_cast<double>(b) * v[p];
+                expect += t, scale += std::abs(t);
+              }
+              ASSERT_LE(
+                  std::abs(acc[q * nr + j] - expect),
+                  fp32_bound_factor(static_cast<std::int64_t>(k) + 1, static_cast<std::int64_t>(k) + 1) *
+                      scale)
+                  << kn.name << " nr=" << nr << " count=" << count << " k=" << k << " len=" << len
+                  << " panel " << q << " j=" << j;
+            }
+          for (std::size_t j = end; j < acc.size(); ++j)
+            ASSERT_EQ(acc[j], before[j]) << kn.name << " wrote past nr=" << nr << " len=" << len;
+        }
+}
+
 TEST_P(Gemv, Bf16DenormalsAreKept) {
   // Widening a bf16 is exact, denormals included: 2^-133 (the smallest bf16 denormal) x 2^100.
   const GemvKernel& kn = *GetParam();

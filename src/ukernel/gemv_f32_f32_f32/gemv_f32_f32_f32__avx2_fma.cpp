@@ -16,6 +16,7 @@ extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
                                                    gemv_dot_f32,
                                                    gemv_axpy_panels4,
                                                    gemv_axpy_bf16,
-                                                   gemv_dot_bf16};
+                                                   gemv_dot_bf16,
+                                                   gemv_axpy_bf16c2};
 
 }  // namespace mmla::ukernel
