@@ -62,10 +62,10 @@ void scale_c(const GemmProblem& p) {
 // M = 1..32 and slower from M = 64 (docs/blocking.md). The size is the whole call's B: two threads
 // that each read half of such a B in place for 16 MR panels ran 1.3x one thread, packing 1.95x.
 constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
-bool b_from_memory(const GemmProblem& p) {
-  const std::size_t own = p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
-  return (p.b_call_bytes != 0 ? p.b_call_bytes : own) > kBInPlaceMaxBytes;
+std::size_t call_b_bytes(const GemmProblem& p) {
+  return p.b_call_bytes != 0 ? p.b_call_bytes : p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
 }
+bool b_from_memory(const GemmProblem& p) { return call_b_bytes(p) > kBInPlaceMaxBytes; }
 
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;

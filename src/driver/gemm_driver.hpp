@@ -94,7 +94,10 @@ enum class Status { ok, out_of_memory, not_applicable };
 // packing it: decided from the shape, the strides and the blocking (docs/blocking.md). The thread
 // planner asks it of the parts it considers.
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
-// Whether the call's B (b_call_bytes, or this problem's own) is too big to stay in the caches.
+// The bytes of B the whole call reads: b_call_bytes, or this problem's own k x n. A thread's parts
+// of p carry it on.
+std::size_t call_b_bytes(const GemmProblem& p);
+// Whether the call's B is too big to stay in the caches.
 bool b_from_memory(const GemmProblem& p);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,

@@ -46,11 +46,6 @@ double line_piece_cost(double piece, double line, double elem_bytes) {
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
 
-// What every part of p is told of the B the whole call reads (GemmProblem::b_call_bytes).
-std::size_t call_b_bytes(const GemmProblem& p) {
-  return p.b_call_bytes != 0 ? p.b_call_bytes : p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
-}
-
 // Part `idx` of `parts` of [0, total) in units of `align` (the last unit may be partial).
 struct Range {
   std::size_t begin, size;

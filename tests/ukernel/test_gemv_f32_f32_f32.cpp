@@ -144,15 +144,14 @@ TEST_P(Gemv, Bf16c2Panels) {
         for (std::size_t len : {nr, nr - (nr + 2) / 3}) {
           const std::size_t pairs = (k + 1) / 2;
           const auto stride = static_cast<std::ptrdiff_t>(2 * pairs * nr + 6);  // panels apart, with a gap
+          // x as bf16, xf the same values in fp32; zero past an odd k
           std::vector<std::uint16_t> x(count * static_cast<std::size_t>(stride));
-          // bf16 of small multiples of 1/8 (exact in fp32 products), zero past an odd k
+          std::vector<float> xf(x.size());
           for (std::size_t q = 0; q < count; ++q)
             for (std::size_t i = 0; i < 2 * pairs * nr; ++i) {
-              const std::size_t p = i / (2 * nr) * 2 + i % 2;
-              const float f = p < k ? static_cast<float>((q * 7 + i * 37) % 17) / 8.0f - 1.0f : 0.0f;
-              std::uint32_t u;
-              std::memcpy(&u, &f, sizeof u);
-              x[q * static_cast<std::size_t>(stride) + i] = static_cast<std::uint16_t>(u >> 16);
+              const std::size_t p = i / (2 * nr) * 2 + i % 2, at = q * static_cast<std::size_t>(stride) + i;
+              xf[at] = p < k ? static_cast<float>((q * 7 + i * 37) % 17) / 8.0f - 1.0f : 0.0f;
+              x[at] = to_bf16_bits(xf[at]);
             }
           std::vector<float> v(k);
           for (std::size_t p = 0; p < k; ++p) v[p] = static_cast<float>((p * 5) % 7) / 4.0f - 0.7f;
@@ -165,12 +164,10 @@ TEST_P(Gemv, Bf16c2Panels) {
             for (std::size_t j = 0; q * nr + j < end && j < nr; ++j) {
               double expect = before[q * nr + j], scale = std::abs(expect);
               for (std::size_t p = 0; p < k; ++p) {
-                const std::uint16_t h =
-                    x[q * static_cast<std::size_t>(stride) + p / 2 * 2 * nr + 2 * j + p % 2];
-                const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
-                float b;
-                std::memcpy(&b, &u, sizeof b);
-                const double t = static_cast<double>(b) * v[p];
+                const double t =
+                    static_cast<double>(
+                        xf[q * static_cast<std::size_t>(stride) + p / 2 * 2 * nr + 2 * j + p % 2]) *
+                    v[p];
                 expect += t, scale += std::abs(t);
               }
               ASSERT_LE(
