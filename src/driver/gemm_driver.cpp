@@ -244,6 +244,27 @@ bool packed_bf16c2(const ukernel::GemmKernel& k) { return k.kr == 2 && k.elem_si
 bool packed_b_streams(const ukernel::GemmKernel& k) { return packed_fp32(k) || packed_bf16c2(k); }
 }  // namespace
 
+// From a cache that reads near L2 speed the accumulators and the rows of a sweep should stay in
+// L1: else every sweep writes acc back to L2 and reads it again, a third more L2 traffic at four
+// rows. Eight rows per sweep when they fit with acc, else four; wider than that, one thread
+// alone takes column blocks (each a whole number of 4 KiB pages of a row) with four rows. From
+// slower memory (or, for a wide X, the cache shared by several threads: each gets less than
+// L2 speed) whole rows, eight at a time: more and longer sequential streams. On Zen 4 (32 MiB
+// L3; a VM reads ~95 GB/s up to 9 MiB, 60-75 at 10-16 MiB) the crossover was between 9 and
+// 12 MiB of X. docs/kernels.md.
+constexpr std::size_t kPageBytes = 4096;
+GemvSweep gemv_sweep(std::size_t len, std::size_t elem_bytes, std::size_t x_bytes, int threads,
+                     const cpu::CacheSizes& caches) {
+  const std::size_t fast_cache_bytes = std::min(caches.l3 / 3, kBInPlaceMaxBytes);
+  const std::size_t l1_budget = caches.l1d * 7 / 8;
+  const auto fit = [&](std::size_t rows) { return len * (sizeof(float) + rows * elem_bytes) <= l1_budget; };
+  if (x_bytes > fast_cache_bytes || fit(8)) return {len, 8};
+  if (fit(4) || threads > 1) return {len, 4};
+  const std::size_t page = kPageBytes / elem_bytes;
+  const std::size_t block = l1_budget / (sizeof(float) + 4 * elem_bytes) / page * page;
+  return {std::clamp<std::size_t>(block, page, len), 4};
+}
+
 bool gemv_applicable(const GemmProblem& p) {
   if (p.m != 1 && p.n != 1) return false;
   const bool row = p.m == 1;
@@ -325,19 +346,25 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
             break;
         for (; jr < nc; jr += nr)
           kernel.axpy(std::min(nr, nc - jr), kc, block + jr * kcp, static_cast<std::ptrdiff_t>(nr), v + pc,
-                      acc + jc + jr);
+                      acc + jc + jr, 4);
       }
     }
   } else if (axpy) {
-    // Column blocks keep the accumulators in L1 while X streams row by row.
-    constexpr std::size_t kBlock = 4096;
+    const std::size_t x_elem = ukernel::kElemBytes[static_cast<int>(p.src)];
+    const std::size_t x_bytes = row ? call_b_bytes(p) : p.m * p.k * x_elem;
+    const GemvSweep sweep = gemv_sweep(len, x_elem, x_bytes, p.call_parts, cpu::info().caches);
     std::fill(acc, acc + len, 0.0f);
-    for (std::size_t j = 0; j < len; j += kBlock) {
+    for (std::size_t j = 0, w; j < len; j += w) {
       const auto at = static_cast<std::ptrdiff_t>(j) * x_ls;
+      // Blocks end on page boundaries of X's first row (of every row when a row is whole pages):
+      // a block of whole pages that straddles them was 5-15% slower than whole rows.
+      const auto address = reinterpret_cast<std::uintptr_t>(static_cast<const char*>(x_any) + at * x_elem);
+      const std::size_t into_page = address % kPageBytes / x_elem;
+      w = std::min(sweep.block < len ? sweep.block - into_page : len, len - j);
       if (bf16) {
-        kernel.axpy_bf16(std::min(kBlock, len - j), p.k, x16 + at, x_ks, v, acc + j);
+        kernel.axpy_bf16(w, p.k, x16 + at, x_ks, v, acc + j, sweep.rows);
       } else {
-        kernel.axpy(std::min(kBlock, len - j), p.k, x + at, x_ks, v, acc + j);
+        kernel.axpy(w, p.k, x + at, x_ks, v, acc + j, sweep.rows);
       }
     }
   } else if (bf16) {

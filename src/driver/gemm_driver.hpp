@@ -86,6 +86,8 @@ struct GemmProblem {
   // problem's own k x n). The parts read theirs at the same time, so whether B streams from
   // memory depends on the whole.
   std::size_t b_call_bytes = 0;
+  // How many parts the call is split into, to run on as many threads at once (1: not split).
+  int call_parts = 1;
 };
 
 enum class Status { ok, out_of_memory, not_applicable };
@@ -112,6 +114,15 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const G
 // operand has no unit stride; a prepacked B is streamed panel by panel.
 bool gemv_applicable(const GemmProblem& p);
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p);
+
+// How the axpy form streams a row-major X of `len` columns (the call's X being x_bytes in all,
+// read by `threads` threads at once): in column blocks of `block`, `rows` rows per sweep over
+// their accumulators.
+struct GemvSweep {
+  std::size_t block, rows;
+};
+GemvSweep gemv_sweep(std::size_t len, std::size_t elem_bytes, std::size_t x_bytes, int threads,
+                     const cpu::CacheSizes& caches);
 
 // --- Threads (src/driver/parallel.cpp) ---
 // A problem is split into independent parts, each solved by the single-thread driver on its own

@@ -87,6 +87,7 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
     GemmProblem s = p;
     s.m = rm.size, s.n = rn.size, s.k = rk.size;
     s.b_call_bytes = call_b_bytes(p);
+    s.call_parts = parts;
     const auto at = [src_elem](const void* base, std::size_t i, std::ptrdiff_t stride) {
       return static_cast<const char*>(base) +
              static_cast<std::ptrdiff_t>(i) * stride * static_cast<std::ptrdiff_t>(src_elem);

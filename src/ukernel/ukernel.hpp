@@ -62,10 +62,11 @@ struct GemmKernel {
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.
-// axpy: acc[j] += sum_p v[p] * x[p * x_ks + j]  (j < len; X's columns contiguous)
+// axpy: acc[j] += sum_p v[p] * x[p * x_ks + j]  (j < len; X's columns contiguous), `rows` rows
+//       of X (8, else 4) per sweep over acc
 // dot:  acc[j]  = sum_p x[j * x_ls + p] * v[p]  (j < len; X's rows contiguous)
 using GemvAxpyFn = void (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t x_ks,
-                            const float* v, float* acc);
+                            const float* v, float* acc, std::size_t rows);
 using GemvDotFn = void (*)(std::size_t len, std::size_t k, const float* x, std::ptrdiff_t x_ls,
                            const float* v, float* acc);
 
@@ -78,7 +79,7 @@ using GemvPanels4Fn = bool (*)(std::size_t len, std::size_t k, const float* x, s
 // The same with X of bf16 (bf16 GEMM with M = 1 or N = 1; v is fp32): X widened to fp32 as it is
 // read, exactly, denormals kept.
 using GemvAxpyBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint16_t* x, std::ptrdiff_t x_ks,
-                                const float* v, float* acc);
+                                const float* v, float* acc, std::size_t rows);
 using GemvDotBf16Fn = void (*)(std::size_t len, std::size_t k, const std::uint16_t* x, std::ptrdiff_t x_ls,
                                const float* v, float* acc);
 

@@ -449,10 +449,39 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
     }
 }
 
+// The axpy sweep: acc and eight (else four) rows in L1 when they fit, else, on one thread, blocks
+// whose acc and four rows do, from a cache that reads fast; whole rows, eight at a time, from
+// memory.
+TEST(GemvSweep, KeepsAccInL1OnlyForAnXInAFastCache) {
+  const cpu::CacheSizes zen4{32u << 10, 1u << 20, 32u << 20, "test"};
+  const std::size_t mib = 1u << 20;
+  const auto expect = [&](std::size_t len, std::size_t elem, std::size_t x_bytes, std::size_t block,
+                          std::size_t rows) {
+    const driver::GemvSweep s = driver::gemv_sweep(len, elem, x_bytes, 1, zen4);
+    EXPECT_EQ(s.block, block) << "len " << len << " elem " << elem << " x " << x_bytes;
+    EXPECT_EQ(s.rows, rows) << "len " << len << " elem " << elem << " x " << x_bytes;
+  };
+  expect(768, 4, 768 * 768 * 4, 768, 8);      // acc + 8 rows: 27 KiB of L1
+  expect(1024, 4, 1024 * 1024 * 4, 1024, 4);  // 36 KiB would not fit: 20 KiB
+  expect(3072, 4, 3072 * 768 * 4, 1024, 4);   // 9 MiB: blocks of a page
+  expect(3072, 4, 3072 * 1024 * 4, 3072, 8);  // 12 MiB: more than a third of L3
+  expect(4096, 4, 64 * mib, 4096, 8);         // from DRAM
+  expect(5000, 2, 5000 * 100 * 2, 2048, 4);   // bf16: a page is 2048 elements
+  expect(100, 4, 100 * 4, 100, 8);
+  // Two threads reading the cache at once: whole rows.
+  EXPECT_EQ(driver::gemv_sweep(1536, 4, 3072 * 768 * 4, 2, zen4).block, 1536u);
+  EXPECT_EQ(driver::gemv_sweep(1536, 4, 3072 * 768 * 4, 2, zen4).rows, 4u);
+  // A huge reported L3 (a VM's host) still counts only 16 MiB as fast.
+  const cpu::CacheSizes big_l3{48u << 10, 2u << 20, 480u << 20, "test"};
+  EXPECT_EQ(driver::gemv_sweep(4096, 4, 20 * mib, 1, big_l3).rows, 8u);
+  EXPECT_EQ(driver::gemv_sweep(4096, 4, 12 * mib, 1, big_l3).rows, 4u);
+}
+
 TEST_P(DriverGemv, EveryLayout) {
   if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
-  const std::int64_t shapes[][3] = {{1, 1, 1},   {1, 37, 29},  {1, 300, 5},
-                                    {45, 1, 70}, {1, 5000, 3}, {1, 1, 40}};
+  // 1 x 300 x 21: eight rows per sweep and the rest; 1 x 2100 x 19: column blocks (gemv_sweep).
+  const std::int64_t shapes[][3] = {{1, 1, 1},    {1, 37, 29}, {1, 300, 5},  {45, 1, 70},
+                                    {1, 5000, 3}, {1, 1, 40},  {1, 300, 21}, {1, 2100, 19}};
   for (const auto& s : shapes)
     for (bool a_row : {true, false})
       for (bool b_row : {true, false})

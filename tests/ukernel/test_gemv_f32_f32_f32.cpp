@@ -42,7 +42,8 @@ std::uint16_t to_bf16_bits(float& f) {
 // X is len x k (element (j, p)); `columns` stores it with contiguous columns (for axpy), else
 // contiguous rows (for dot), with padding between them. bf16: X is passed as bf16 (the entry
 // points that widen it), the reference multiplies the same values.
-void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns, bool bf16) {
+void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns, bool bf16,
+           std::size_t rows = 4) {
   const auto il = static_cast<std::int64_t>(len), ik = static_cast<std::int64_t>(k);
   Strided x = make_matrix(il, ik, !columns, 3, static_cast<std::uint32_t>(len * 131 + k));
   std::vector<std::uint16_t> x16(x.data.size());
@@ -53,9 +54,9 @@ void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns, b
   for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
   const std::vector<float> before = acc;
   if (columns && bf16) {
-    kn.axpy_bf16(len, k, x16.data(), x.cs, v.data.data(), acc.data());
+    kn.axpy_bf16(len, k, x16.data(), x.cs, v.data.data(), acc.data(), rows);
   } else if (columns) {
-    kn.axpy(len, k, x.data.data(), x.cs, v.data.data(), acc.data());
+    kn.axpy(len, k, x.data.data(), x.cs, v.data.data(), acc.data(), rows);
   } else if (bf16) {
     kn.dot_bf16(len, k, x16.data(), x.rs, v.data.data(), acc.data());
   } else {
@@ -70,7 +71,7 @@ void check(const GemvKernel& kn, std::size_t len, std::size_t k, bool columns, b
     }
     ASSERT_LE(std::abs(acc[j] - expect), fp32_bound_factor(ik + 1, ik + 1) * scale)
         << kn.name << (columns ? " axpy" : " dot") << (bf16 ? " bf16" : "") << " len=" << len << " k=" << k
-        << " j=" << j;
+        << " rows=" << rows << " j=" << j;
   }
   for (std::size_t j = len; j < acc.size(); ++j)
     ASSERT_EQ(0, std::memcmp(&acc[j], &before[j], sizeof(float))) << kn.name << " wrote past len";
@@ -82,6 +83,16 @@ TEST_P(Gemv, AxpyAndDotOverLengthsAndDepths) {
       for (bool bf16 : {false, true}) {
         check(*GetParam(), len, k, true, bf16);
         check(*GetParam(), len, k, false, bf16);
+        if (HasFatalFailure()) return;
+      }
+}
+
+// Eight rows per sweep, and every number of rows left over after the sweeps of eight and four.
+TEST_P(Gemv, AxpyEightRowsPerSweep) {
+  for (std::size_t len : {65, 100, 257})
+    for (std::size_t k = 1; k <= 27; ++k)
+      for (bool bf16 : {false, true}) {
+        check(*GetParam(), len, k, true, bf16, 8);
         if (HasFatalFailure()) return;
       }
 }
@@ -189,7 +200,7 @@ TEST_P(Gemv, Bf16DenormalsAreKept) {
     const std::vector<std::uint16_t> x(len * 4, 0x0001);
     const std::vector<float> v(4, 0x1p100f);
     std::vector<float> acc(len, 0.0f);
-    kn.axpy_bf16(len, 4, x.data(), static_cast<std::ptrdiff_t>(len), v.data(), acc.data());
+    kn.axpy_bf16(len, 4, x.data(), static_cast<std::ptrdiff_t>(len), v.data(), acc.data(), 4);
     for (float a : acc) EXPECT_EQ(a, 0x1p-31f) << kn.name << " axpy len=" << len;
     std::fill(acc.begin(), acc.end(), 1.0f);
     kn.dot_bf16(len, 4, x.data(), 4, v.data(), acc.data());
