@@ -41,6 +41,9 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   panels, 32 sequential streams, which is what the L2 streamer follows (32 streams, one per 4 KiB
 //   page); a deep block of rows, one cache line per row per kernel call, it does not. In place
 //   then wins up to four MR panels (M = 32).
+// - Off Intel, a KR = 1 kernel takes an M of several MC blocks as one block, B read in place,
+//   while its rows of A take at most twice the L2 (a_one_block_bytes): packing B cost more than
+//   reading those rows from L3 once per micro-panel of B, up to 2 MiB of A on Zen 4.
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   const cpu::CacheSizes& caches = cpu.caches;
   const std::size_t elem = k.elem_size;
@@ -64,6 +67,10 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.nc_one_pass = nc_for(b.kc_one_pass);
   if (k.isa == cpu::Isa::amx)
     b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
+  // Up to twice the L2 of A in one block (Zen 4, 1 thread: 256^3 +5%, 512x3072x768 +6%, 768^3
+  // +2%; 1024^3, whose 4 MiB of A come from L3 for every micro-panel of B, -4%). Not on Intel,
+  // where a strided B read again for many MR panels lost (b_in_place_max_panels).
+  if (k.kr == 1 && cpu.vendor != cpu::Vendor::intel) b.a_one_block_bytes = 2 * caches.l2;
   if (cpu.vendor == cpu::Vendor::intel) {
     // Many rows: the blocks fill half the L2, the block of A sized at the depth of each call.
     // MC keeps saying which M runs as one block.

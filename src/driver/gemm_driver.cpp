@@ -67,6 +67,13 @@ std::size_t call_b_bytes(const GemmProblem& p) {
 }
 bool b_from_memory(const GemmProblem& p) { return call_b_bytes(p) > kBInPlaceMaxBytes; }
 
+bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
+  if (blocking.a_one_block_bytes == 0 || p.m <= blocking.mc || b_from_memory(p)) return false;
+  const std::size_t kc = std::min(p.k, balanced_depth(p.k, blocking.kc, depth_round(kernel)));
+  return round_up(p.m, static_cast<std::size_t>(kernel.mr)) * kc * kernel.elem_size <=
+         blocking.a_one_block_bytes;
+}
+
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
   if (p.b_packed != nullptr || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0 ||
@@ -75,7 +82,7 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
     return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
   if (kernel.kr == 1)
-    return p.m <= blocking.mc &&
+    return (p.m <= blocking.mc || a_one_block(kernel, blocking, p)) &&
            (blocking.b_in_place_max_panels == 0 ||
             p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
   return p.m <= blocking.mc && (!b_from_memory(p) || p.m <= 4 * static_cast<std::size_t>(kernel.mr));
@@ -145,6 +152,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   }
   if (p.b_layout == nullptr) blocking.kc = balanced_depth(p.k, blocking.kc, depth_round(kernel));
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
+  if (b_in_place && a_one_block(kernel, blocking_in, p)) blocking.mc = round_up(p.m, mr);
   if (blocking.a_block_bytes != 0 && p.m > blocking.mc) {
     const std::size_t rows = blocking.a_block_bytes / (std::min(blocking.kc, p.k) * kernel.elem_size);
     blocking.mc = std::max(mr, std::min<std::size_t>(rows, 4096) / mr * mr);

@@ -31,6 +31,10 @@ struct Blocking {
   // the call actually uses (a shallow K gets more rows); MC then only says which M is one block.
   // 0: MC as is.
   std::size_t a_block_bytes = 0;
+  // Nonzero (KR = 1 kernels): an M of more than MC rows still runs as one block of A, with B read
+  // in place instead of packed, when its rows at the call's KC take at most this many bytes and B
+  // does not come from memory (docs/blocking.md, "One block of A for medium M"). 0: MC decides.
+  std::size_t a_one_block_bytes = 0;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CpuInfo& cpu);
@@ -101,6 +105,8 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
 std::size_t call_b_bytes(const GemmProblem& p);
 // Whether the call's B is too big to stay in the caches.
 bool b_from_memory(const GemmProblem& p);
+// Whether M, more than MC rows, still runs as one block of A (Blocking::a_one_block_bytes).
+bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p);

@@ -178,6 +178,36 @@ TEST_P(Driver, BReadInPlaceOrPacked) {
     }
 }
 
+// Blocking::a_one_block_bytes: an M of several MC blocks runs as one block of A with B read in
+// place, while its rows of A fit the budget and B is in the caches; the results match either way.
+TEST_P(Driver, OneBlockOfAForMediumM) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.kr != 1) GTEST_SKIP() << kn.name << ": KR = 1 kernels only";
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  driver::Blocking blk{static_cast<std::size_t>(mr), 64, static_cast<std::size_t>(2 * nr + 3)};
+  driver::GemmProblem p;
+  p.m = static_cast<std::size_t>(5 * mr + 3), p.n = static_cast<std::size_t>(2 * nr + 5), p.k = 70;
+  p.b_rs = static_cast<std::ptrdiff_t>(p.n), p.b_cs = 1, p.a_rs = static_cast<std::ptrdiff_t>(p.k),
+  p.a_cs = 1;
+  EXPECT_FALSE(driver::reads_b_in_place(kn, blk, p)) << kn.name << ": six MC blocks pack B";
+  // The rows of A at the call's depth (two balanced K blocks): 6 MR panels x that depth.
+  const std::size_t a_bytes = static_cast<std::size_t>(6 * mr) *
+                              driver::balanced_depth(p.k, blk.kc, driver::depth_round(kn)) * kn.elem_size;
+  blk.a_one_block_bytes = a_bytes - 1;
+  EXPECT_FALSE(driver::a_one_block(kn, blk, p)) << kn.name;
+  blk.a_one_block_bytes = a_bytes;
+  EXPECT_TRUE(driver::a_one_block(kn, blk, p)) << kn.name;
+  EXPECT_TRUE(driver::reads_b_in_place(kn, blk, p)) << kn.name;
+  p.b_call_bytes = 32u << 20;  // a B from memory is packed
+  EXPECT_FALSE(driver::reads_b_in_place(kn, blk, p)) << kn.name;
+  for (bool b_row : {true, false})
+    for (float beta : {0.0f, 0.5f}) {
+      run_case(kn, blk, {5 * mr + 3, 2 * nr + 5, 70, true, b_row, 1.0f, beta});
+      run_case(kn, blk, {3 * mr, nr + 1, 200, false, b_row, -0.5f, beta});
+      if (HasFatalFailure()) return;
+    }
+}
+
 TEST_P(Driver, ColumnMajorCAndPrepackedB) {
   const GemmKernel& kn = *GetParam();
   const std::int64_t mr = kn.mr, nr = kn.nr;
