@@ -27,6 +27,9 @@ struct Blocking {
   // block read every one of its rows as a sequential stream across the panels (docs/blocking.md).
   // 0: the KC the call would use anyway.
   std::size_t kc_in_place = 0;
+  // Whether kc_in_place also applies to a B in the caches read by a KR = 1 kernel (else only to a
+  // B from memory, b_from_memory).
+  bool kc_in_place_cached_b = true;
   // Nonzero: an M of more than MC rows is blocked by rows of A worth this many bytes at the depth
   // the call actually uses (a shallow K gets more rows); MC then only says which M is one block.
   // 0: MC as is.

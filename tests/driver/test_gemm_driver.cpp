@@ -208,6 +208,24 @@ TEST_P(Driver, OneBlockOfAForMediumM) {
     }
 }
 
+// Blocking::kc_in_place_cached_b: the shallow K blocks of B read in place for every B (KR = 1), or
+// only for a B from memory.
+TEST_P(Driver, ShallowInPlaceBlocksForWhichB) {
+  const GemmKernel& kn = *GetParam();
+  driver::Blocking blk{static_cast<std::size_t>(kn.mr), 64, static_cast<std::size_t>(2 * kn.nr)};
+  blk.kc_in_place = 16;
+  driver::GemmProblem p;
+  p.m = static_cast<std::size_t>(kn.mr), p.n = static_cast<std::size_t>(2 * kn.nr), p.k = 100;
+  p.b_rs = static_cast<std::ptrdiff_t>(p.n), p.b_cs = 1;
+  EXPECT_EQ(driver::reads_b_in_place_shallow(kn, blk, p), kn.kr == 1) << kn.name;
+  blk.kc_in_place_cached_b = false;
+  EXPECT_FALSE(driver::reads_b_in_place_shallow(kn, blk, p)) << kn.name;
+  p.b_call_bytes = 32u << 20;
+  EXPECT_TRUE(driver::reads_b_in_place_shallow(kn, blk, p)) << kn.name;
+  blk.kc_in_place = 0;
+  EXPECT_FALSE(driver::reads_b_in_place_shallow(kn, blk, p)) << kn.name;
+}
+
 TEST_P(Driver, ColumnMajorCAndPrepackedB) {
   const GemmKernel& kn = *GetParam();
   const std::int64_t mr = kn.mr, nr = kn.nr;
@@ -317,7 +335,7 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   // splitting N would give each part 1.5 KiB pieces of every row, so K is split instead (a kernel
   // of another element type packs B: N is split).
   driver::Blocking shallow = blk;
-  shallow.kc_in_place = 32, shallow.b_in_place_max_panels = 4;
+  shallow.kc_in_place = 32, shallow.kc_in_place_cached_b = true, shallow.b_in_place_max_panels = 4;
   p.b_rs = 768;
   p.m = 8, p.n = 768, p.k = 3072;
   const bool in_place = driver::reads_b_in_place(kn, shallow, p);
