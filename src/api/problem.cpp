@@ -206,15 +206,17 @@ const Selection& selection(ukernel::Family family) {
 // 0.9-1.1x, M = 4 1.0-1.3x; fp32 inputs (fast math) M = 8 0.5-1.1x, M = 16 1.0-1.4x. AVX512_BF16
 // (Zen 4): with bf16 inputs it is faster at every M (copying bf16 B costs less than widening it);
 // with fp32 inputs M = 8 loses to the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins
-// (1.4-1.9x). Arm BFMMLA: the first AMX figures (scalar packers then) until measured on hardware.
+// (1.4-1.9x); with fp32 inputs and a B from memory, which the fp32 kernel reads in place in
+// shallow K blocks, M = 16 loses (16x4096x4096 0.87-0.91x) and M = 24 wins (1.08x). Arm BFMMLA:
+// the first AMX figures (scalar packers then) until measured on hardware.
 struct Bf16MinRows {
-  std::size_t bf16_in, f32_in;
+  std::size_t bf16_in, f32_in, f32_in_b_from_memory;
 };
 Bf16MinRows bf16_min_rows() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
-  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16};
-  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16};
-  return {64, 256};
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16, 24};
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16, 16};
+  return {64, 256, 256};
 }
 
 bool bf16_hardware() {
@@ -246,9 +248,12 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   // bf16 is exact and costs nothing, and fast math computes as strict (the portable bf16 kernel is
   // a test reference, never faster than fp32). A prepacked B keeps the kernel it was packed for.
   const bool bf16_in = p.src == ukernel::Elem::bf16;
-  const bool bf16 = p.b_packed == nullptr && bf16_hardware() &&
-                    (bf16_in ? p.m >= bf16_min_rows().bf16_in
-                             : fpmath_mode() == MMLA_FPMATH_BF16 && p.m >= bf16_min_rows().f32_in);
+  const Bf16MinRows min_rows = bf16_min_rows();
+  const bool bf16 =
+      p.b_packed == nullptr && bf16_hardware() &&
+      (bf16_in ? p.m >= min_rows.bf16_in
+               : fpmath_mode() == MMLA_FPMATH_BF16 &&
+                     p.m >= (driver::b_from_memory(p) ? min_rows.f32_in_b_from_memory : min_rows.f32_in));
   const Selection& s =
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
