@@ -73,7 +73,11 @@ std::string make_report() {
       o << " (more than MC rows: blocks of " << s.blocking.a_block_bytes / 1024
         << " KiB of A at the call's depth)";
     o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass;
-    if (s.blocking.kc_in_place != 0) o << " (B read in place: KC=" << s.blocking.kc_in_place << ")";
+    if (s.blocking.kc_in_place != 0)
+      o << (s.blocking.kc_in_place_cached_b ? " (B read in place: KC=" : " (B from memory read in place: KC=")
+        << s.blocking.kc_in_place << ")";
+    if (s.blocking.a_one_block_bytes != 0)
+      o << " (up to " << s.blocking.a_one_block_bytes / 1024 << " KiB of A as one block, B read in place)";
     o << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {

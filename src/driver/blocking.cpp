@@ -67,17 +67,6 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.nc_one_pass = nc_for(b.kc_one_pass);
   if (k.isa == cpu::Isa::amx)
     b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
-  // Up to twice the L2 of A in one block (Zen 4, 1 thread: 256^3 +5%, 512x3072x768 +6%, 768^3
-  // +2%; 1024^3, whose 4 MiB of A come from L3 for every micro-panel of B, -4%). Not on Intel,
-  // where a strided B read again for many MR panels lost (b_in_place_max_panels).
-  if (k.kr == 1 && cpu.vendor != cpu::Vendor::intel) b.a_one_block_bytes = 2 * caches.l2;
-  // A B from memory read in place: K blocks of 512 depths, so that the calls of one block sweep
-  // its rows across the panels (Zen 4, 1 thread, the same call repeated: fp32 128x4096x4096
-  // 78 -> 98 GFLOPS, bf16 32x4096x4096 106 -> 183; a B in the caches lost with it).
-  if (cpu.vendor != cpu::Vendor::intel) {
-    b.kc_in_place = round_down(512, kr_round);
-    b.kc_in_place_cached_b = false;
-  }
   if (cpu.vendor == cpu::Vendor::intel) {
     // Many rows: the blocks fill half the L2, the block of A sized at the depth of each call.
     // MC keeps saying which M runs as one block.
@@ -88,6 +77,16 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     b.nc = nc_for(b.kc);
     b.b_in_place_max_panels = 4;
     b.kc_in_place = round_down(32, kr_round);
+  } else {
+    // Up to twice the L2 of A in one block (Zen 4, 1 thread: 256^3 +5%, 512x3072x768 +6%, 768^3
+    // +2%; 1024^3, whose 4 MiB of A come from L3 for every micro-panel of B, -4%). Not on Intel,
+    // where a strided B read again for many MR panels lost (b_in_place_max_panels).
+    if (k.kr == 1) b.a_one_block_bytes = 2 * caches.l2;
+    // A B from memory read in place: K blocks of 512 depths, so that the calls of one block sweep
+    // its rows across the panels (Zen 4, 1 thread, the same call repeated: fp32 128x4096x4096
+    // 78 -> 98 GFLOPS, bf16 32x4096x4096 106 -> 183; a B in the caches lost with it).
+    b.kc_in_place = round_down(512, kr_round);
+    b.kc_in_place_cached_b = false;
   }
   return b;
 }

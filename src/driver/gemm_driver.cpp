@@ -252,6 +252,8 @@ bool packed_bf16c2(const ukernel::GemmKernel& k) { return k.kr == 2 && k.elem_si
 bool packed_b_streams(const ukernel::GemmKernel& k) { return packed_fp32(k) || packed_bf16c2(k); }
 }  // namespace
 
+constexpr std::size_t kPageBytes = 4096;
+
 // From a cache that reads near L2 speed the accumulators and the rows of a sweep should stay in
 // L1: else every sweep writes acc back to L2 and reads it again, a third more L2 traffic at four
 // rows. Eight rows per sweep when they fit with acc, else four; wider than that, one thread
@@ -260,7 +262,6 @@ bool packed_b_streams(const ukernel::GemmKernel& k) { return packed_fp32(k) || p
 // L2 speed) whole rows, eight at a time: more and longer sequential streams. On Zen 4 (32 MiB
 // L3; a VM reads ~95 GB/s up to 9 MiB, 60-75 at 10-16 MiB) the crossover was between 9 and
 // 12 MiB of X. docs/kernels.md.
-constexpr std::size_t kPageBytes = 4096;
 GemvSweep gemv_sweep(std::size_t len, std::size_t elem_bytes, std::size_t x_bytes, int threads,
                      const cpu::CacheSizes& caches) {
   const std::size_t fast_cache_bytes = std::min(caches.l3 / 3, kBInPlaceMaxBytes);
