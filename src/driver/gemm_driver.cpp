@@ -74,18 +74,25 @@ bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, co
          blocking.a_one_block_bytes;
 }
 
+bool b_readable_in_place(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
+  return p.b_packed == nullptr && kernel.kr <= 2 && p.k % static_cast<std::size_t>(kernel.kr) == 0 &&
+         p.b_cs == 1 && ukernel::kElemBytes[static_cast<int>(p.src)] == kernel.elem_size;
+}
+
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
-  if (p.b_packed != nullptr || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0 ||
-      p.b_cs != 1 || blocking.b_in_place == B::kNever ||
-      ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size)
-    return false;
+  if (!b_readable_in_place(kernel, p) || blocking.b_in_place == B::kNever) return false;
   if (blocking.b_in_place == B::kWhenPossible) return true;
   if (kernel.kr == 1)
     return (p.m <= blocking.mc || a_one_block(kernel, blocking, p)) &&
            (blocking.b_in_place_max_panels == 0 ||
             p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
   return p.m <= blocking.mc && (!b_from_memory(p) || p.m <= 4 * static_cast<std::size_t>(kernel.mr));
+}
+
+bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
+  return blocking.b_packed_by_kernel && kernel.run_pack_b != nullptr && b_readable_in_place(kernel, p) &&
+         !reads_b_in_place(kernel, blocking, p);
 }
 
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
@@ -141,6 +148,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   }
   Blocking blocking = blocking_in;
   const bool b_in_place = reads_b_in_place(kernel, blocking, p);
+  const bool b_by_kernel = kernel_packs_b(kernel, blocking, p);
   if (p.b_layout != nullptr) {
     blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
   } else if (b_in_place && reads_b_in_place_shallow(kernel, blocking, p)) {
@@ -207,13 +215,15 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       // The first K block applies the caller's beta; later ones accumulate onto it.
       const float beta = pc == 0 ? p.beta : 1.0f;
       const char* b_packed = b_buffer;
-      const std::size_t n_full = nc / nr * nr;  // in-place: full panels read from B, the tail packed
+      // In place or packed by the kernel: full panels read from B, a partial last one packed here
+      // (in place into the one panel of the buffer, else where it goes in the block).
+      const std::size_t n_full = nc / nr * nr;
       if (p.b_packed != nullptr) {
         b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->panel_offset(p.b_col0 + jc, pc);
-      } else if (b_in_place) {
+      } else if (b_in_place || b_by_kernel) {
         if (n_full < nc)
           kernel.pack_b[src](b + off(pc, p.b_rs) + off(jc + n_full, p.b_cs), p.b_cs, p.b_rs, nc - n_full, kc,
-                             b_buffer);
+                             b_buffer + (b_in_place ? 0 : n_full * kcp * elem));
       } else {
         kernel.pack_b[src](b + off(pc, p.b_rs) + off(jc, p.b_cs), p.b_cs, p.b_rs, nc, kc, b_buffer);
       }
@@ -231,12 +241,19 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
               bp = b_packed;
             }
           }
+          // The first MR panel of the first block of A packs a full micro-panel for the rest.
+          const bool pack_panel = b_by_kernel && ic == 0 && jr < n_full;
           for (std::size_t ir = 0; ir < mc; ir += mr) {
             const std::size_t m_tile = std::min(mr, mc - ir);
             float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
                              static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
-            kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, b_ks, c, p.c_rs, p.c_cs, p.alpha,
-                       beta);
+            if (pack_panel && ir == 0) {
+              kernel.run_pack_b(m_tile, kcp, a_packed, b + off(pc, p.b_rs) + off(jc + jr, 1), p.b_rs,
+                                b_buffer + jr * kcp * elem, c, p.c_rs, p.c_cs, p.alpha, beta);
+            } else {
+              kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, b_ks, c, p.c_rs, p.c_cs,
+                         p.alpha, beta);
+            }
           }
         }
       }

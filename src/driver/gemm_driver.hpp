@@ -38,6 +38,10 @@ struct Blocking {
   // in place instead of packed, when its rows at the call's KC take at most this many bytes and B
   // does not come from memory (docs/blocking.md, "One block of A for medium M"). 0: MC decides.
   std::size_t a_one_block_bytes = 0;
+  // Whether a B that is packed per call and could be read in place is packed by the kernel
+  // (GemmKernel::run_pack_b, when it has one) as the first block of A runs against it, instead of
+  // by pack_b beforehand (docs/blocking.md, "B packed by the kernel").
+  bool b_packed_by_kernel = false;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CpuInfo& cpu);
@@ -99,6 +103,9 @@ struct GemmProblem {
 
 enum class Status { ok, out_of_memory, not_applicable };
 
+// Whether this problem's B could be read in place by the kernel: row-major, in the kernel's element
+// type, a KR = 1 or 2 layout, K a multiple of KR.
+bool b_readable_in_place(const ukernel::GemmKernel& kernel, const GemmProblem& p);
 // Whether gemm() reads this problem's B in place (unpacked, a micro-panel at a time) rather than
 // packing it: decided from the shape, the strides and the blocking (docs/blocking.md). The thread
 // planner asks it of the parts it considers.
@@ -106,6 +113,8 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
 // The bytes of B the whole call reads: b_call_bytes, or this problem's own k x n. A thread's parts
 // of p carry it on.
 std::size_t call_b_bytes(const GemmProblem& p);
+// Whether gemm() has the kernel pack this problem's B (Blocking::b_packed_by_kernel).
+bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 // Whether the call's B is too big to stay in the caches.
 bool b_from_memory(const GemmProblem& p);
 // Whether M, more than MC rows, still runs as one block of A (Blocking::a_one_block_bytes).

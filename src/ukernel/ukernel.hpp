@@ -39,6 +39,14 @@ using RunFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void*
                        std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha,
                        float beta);
 
+// The same for one full NR-wide panel of B read in place (b_ks = ldb > 0, as for RunFn), which the
+// kernel also writes to b_out (64-byte aligned) exactly as pack_b would pack it: the first MR panel
+// of A against a micro-panel packs it for the rest, instead of a separate pass of the packer over
+// all of B (docs/blocking.md, "B packed by the kernel").
+using RunPackBFn = void (*)(std::size_t m, std::size_t kp, const void* ap, const void* b, std::ptrdiff_t b_ks,
+                            void* b_out, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha,
+                            float beta);
+
 // Element types of the matrices a caller passes in (A and B share one).
 enum class Elem : unsigned char { f32 = 0, bf16 = 1 };
 inline constexpr int kElemTypes = 2;
@@ -59,6 +67,9 @@ struct GemmKernel {
   // leave() after its last; run() between them may rely on it, and outside them sets it up itself.
   using StateFn = void (*)();
   StateFn enter = nullptr, leave = nullptr;
+  // Optional (nullptr: the driver packs B with pack_b): run() that also packs the panel of B it
+  // reads in place.
+  RunPackBFn run_pack_b = nullptr;
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.

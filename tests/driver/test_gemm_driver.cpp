@@ -28,7 +28,18 @@ struct Case {
   bool prepack_b = false;    // B packed whole beforehand (the prepacked-weights path)
   driver::Partition part{};  // split into parts as threads would (run here one after another)
   int threads = 0;           // > 0: through gemm_threaded with this many threads instead
+  bool bf16_src = false;     // A and B passed as bf16 (their values rounded to bf16 first)
 };
+
+// The values of m rounded to bf16, and those bf16 bits.
+std::vector<std::uint16_t> round_to_bf16(Strided& m) {
+  std::vector<std::uint16_t> bits(m.data.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    bits[i] = ukernel::f32_to_bf16(m.data[i]);
+    m.data[i] = ukernel::bf16_to_f32(bits[i]);
+  }
+  return bits;
+}
 
 // A bf16 kernel fed fp32 (fast math) rounds each input to bf16 first: relative error 2^-8 in each
 // factor, so ((1 + 2^-8)^2 - 1) of the absolute sum on top of the fp32 accumulation bound.
@@ -44,8 +55,12 @@ std::size_t shallowest_kc(const driver::Blocking& blk) {
 
 void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs) {
   const auto seed = static_cast<std::uint32_t>(cs.m * 7919 + cs.n * 104729 + cs.k);
-  const Strided a = make_matrix(cs.m, cs.k, cs.a_row_major, 2, seed);
-  const Strided b = make_matrix(cs.k, cs.n, cs.b_row_major, 1, seed + 1);
+  Strided a = make_matrix(cs.m, cs.k, cs.a_row_major, 2, seed);
+  Strided b = make_matrix(cs.k, cs.n, cs.b_row_major, 1, seed + 1);
+  const std::vector<std::uint16_t> a16 = cs.bf16_src ? round_to_bf16(a) : std::vector<std::uint16_t>{};
+  const std::vector<std::uint16_t> b16 = cs.bf16_src ? round_to_bf16(b) : std::vector<std::uint16_t>{};
+  const auto* a_data = cs.bf16_src ? static_cast<const void*>(a16.data()) : a.data.data();
+  const auto* b_data = cs.bf16_src ? static_cast<const void*>(b16.data()) : b.data.data();
   // C is the top-left m x n of an (m + 2) x (n + 3) matrix: the rest must stay untouched.
   Strided c = make_matrix(cs.m + 2, cs.n + 3, cs.c_row_major, 0, seed + 2);
   if (cs.beta == 0.0f)
@@ -57,16 +72,17 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   p.m = static_cast<std::size_t>(cs.m), p.n = static_cast<std::size_t>(cs.n),
   p.k = static_cast<std::size_t>(cs.k);
   p.alpha = cs.alpha, p.beta = cs.beta;
-  p.a = a.data.data(), p.a_rs = a.rs, p.a_cs = a.cs;
+  p.a = a_data, p.a_rs = a.rs, p.a_cs = a.cs;
+  p.src = cs.bf16_src ? ukernel::Elem::bf16 : ukernel::Elem::f32;
   p.c = c.data.data(), p.c_rs = c.rs, p.c_cs = c.cs;
   driver::PackedBLayout layout{&kn, p.k, p.n, blk.kc, blk.nc};
   std::vector<char> packed;
   if (cs.prepack_b) {
     packed.resize(layout.bytes());
-    driver::pack_b_whole(layout, ukernel::Elem::f32, b.data.data(), b.rs, b.cs, packed.data());
+    driver::pack_b_whole(layout, p.src, b_data, b.rs, b.cs, packed.data());
     p.b_packed = packed.data(), p.b_layout = &layout;
   } else {
-    p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
+    p.b = b_data, p.b_rs = b.rs, p.b_cs = b.cs;
   }
   if (cs.threads > 0)
     ASSERT_EQ(driver::gemm_threaded(kn, blk, p, cs.threads), driver::Status::ok);
@@ -79,13 +95,14 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
       [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
   ASSERT_TRUE(matches(
       r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); },
-      input_rounding(kn) + fp32_bound_factor(cs.k, static_cast<std::int64_t>(shallowest_kc(blk))) +
+      (cs.bf16_src ? 0.0 : input_rounding(kn)) +
+          fp32_bound_factor(cs.k, static_cast<std::int64_t>(shallowest_kc(blk))) +
           k_slice_rounding(cs.threads > 0 ? cs.threads : cs.part.tk)))
       << kn.name << " " << cs.m << "x" << cs.n << "x" << cs.k << " blocking mc=" << blk.mc << " kc=" << blk.kc
       << " nc=" << blk.nc << " a_row_major=" << cs.a_row_major << " b_row_major=" << cs.b_row_major
       << " alpha=" << cs.alpha << " beta=" << cs.beta << " c_row_major=" << cs.c_row_major
-      << " prepack_b=" << cs.prepack_b << " partition " << cs.part.tm << "x" << cs.part.tn << "x"
-      << cs.part.tk << " threads=" << cs.threads;
+      << " prepack_b=" << cs.prepack_b << " bf16_src=" << cs.bf16_src << " partition " << cs.part.tm << "x"
+      << cs.part.tn << "x" << cs.part.tk << " threads=" << cs.threads;
   for (std::int64_t i = 0; i < cs.m + 2; ++i)
     for (std::int64_t j = 0; j < cs.n + 3; ++j) {
       if (i < cs.m && j < cs.n) continue;
@@ -204,6 +221,44 @@ TEST_P(Driver, OneBlockOfAForMediumM) {
     for (float beta : {0.0f, 0.5f}) {
       run_case(kn, blk, {5 * mr + 3, 2 * nr + 5, 70, true, b_row, 1.0f, beta});
       run_case(kn, blk, {3 * mr, nr + 1, 200, false, b_row, -0.5f, beta});
+      if (HasFatalFailure()) return;
+    }
+}
+
+// Blocking::b_packed_by_kernel: a row-major B of the kernel's element type, packed per call, is
+// packed by the first MR panel of the first block of A that reads it (run_pack_b), for every
+// micro-panel of every K and NC block; a partial last panel and the other cases by pack_b.
+TEST_P(Driver, BPackedByTheKernel) {
+  const GemmKernel& kn = *GetParam();
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  const bool bf16 = kn.elem_size == 2;
+  driver::Blocking blk{static_cast<std::size_t>(mr), 64, static_cast<std::size_t>(2 * nr + 3)};
+  blk.b_packed_by_kernel = true;
+  driver::GemmProblem p;
+  p.m = static_cast<std::size_t>(3 * mr + 2), p.n = static_cast<std::size_t>(5 * nr + 7), p.k = 150;
+  p.b_rs = static_cast<std::ptrdiff_t>(p.n), p.b_cs = 1;
+  p.src = bf16 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  const bool can = kn.run_pack_b != nullptr;
+  EXPECT_EQ(driver::kernel_packs_b(kn, blk, p), can) << kn.name;
+  if (can) {
+    driver::GemmProblem q = p;
+    q.b_cs = 2;  // not row-major
+    EXPECT_FALSE(driver::kernel_packs_b(kn, blk, q)) << kn.name;
+    q = p, q.src = bf16 ? ukernel::Elem::f32 : ukernel::Elem::bf16;  // converted while packing
+    EXPECT_FALSE(driver::kernel_packs_b(kn, blk, q)) << kn.name;
+    q = p, q.m = 2;  // one block of A: read in place
+    EXPECT_FALSE(driver::kernel_packs_b(kn, blk, q)) << kn.name;
+    driver::Blocking off = blk;
+    off.b_packed_by_kernel = false;
+    EXPECT_FALSE(driver::kernel_packs_b(kn, off, p)) << kn.name;
+  }
+  for (std::int64_t k : {150, 8, 151})  // three K blocks; one; odd (KR = 2 kernels pack with pack_b)
+    for (float beta : {0.0f, 0.5f}) {
+      Case cs{3 * mr + 2, 5 * nr + 7, k, k % 2 == 0, true, -1.25f, beta};
+      cs.bf16_src = bf16;
+      run_case(kn, blk, cs);
+      cs.m = 1, cs.n = nr;
+      run_case(kn, blk, cs);
       if (HasFatalFailure()) return;
     }
 }

@@ -100,10 +100,9 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
 }
 
 // KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
-// NR-wide panels, even depth): each depth pair interleaved from two rows.
-TEST_P(GemmBf16Kernel, ReadsBInPlace) {
-  const GemmKernel& kn = *GetParam();
-  if (kn.kr != 2) GTEST_SKIP() << kn.name << ": only KR = 2 layouts read B in place";
+// NR-wide panels, even depth): each depth pair interleaved from two rows. With `packing`, through
+// GemmKernel::run_pack_b, which must also write pack_b's panel to the byte, and nothing past it.
+void reads_b_in_place(const GemmKernel& kn, bool packing) {
   const std::size_t nr = static_cast<std::size_t>(kn.nr);
   for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
     for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{66}})
@@ -122,15 +121,42 @@ TEST_P(GemmBf16Kernel, ReadsBInPlace) {
         kn.pack_a[1](a16.data(), a.rs, a.cs, m, k, ap.data());
         Strided c = make_matrix(im, in, true, 0, seed + 2);
         const Strided before = c;
-        kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
+        if (packing) {
+          std::vector<std::uint16_t> bp(nr * k);
+          kn.pack_b[1](b16.data(), b.cs, b.rs, nr, k, bp.data());
+          // 64-byte aligned, as the driver's buffers are, with a guard past the panel.
+          constexpr std::uint16_t kGuard = 0xdead;
+          std::vector<std::uint16_t> out_buffer(nr * k + 32 + 64, kGuard);
+          std::uint16_t* const out =
+              out_buffer.data() + (32 - reinterpret_cast<std::uintptr_t>(out_buffer.data()) % 64 / 2) % 32;
+          kn.run_pack_b(m, k, ap.data(), b16.data(), ldb, out, c.data.data(), c.rs, c.cs, 1.0f, beta);
+          ASSERT_EQ(0, std::memcmp(out, bp.data(), bp.size() * sizeof(std::uint16_t)))
+              << kn.name << " m=" << m << " k=" << k;
+          for (std::size_t i = bp.size(); i < bp.size() + 32; ++i)
+            ASSERT_EQ(out[i], kGuard) << kn.name << " wrote past its packed panel";
+        } else {
+          kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
+        }
         const Reference r = reference_gemm(
             im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
             [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
             [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
         ASSERT_TRUE(matches(
             r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
-            << kn.name << " m=" << m << " k=" << k << " beta=" << beta;
+            << kn.name << " m=" << m << " k=" << k << " beta=" << beta << " packing=" << packing;
       }
+}
+
+TEST_P(GemmBf16Kernel, ReadsBInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.kr != 2) GTEST_SKIP() << kn.name << ": only KR = 2 layouts read B in place";
+  reads_b_in_place(kn, false);
+}
+
+TEST_P(GemmBf16Kernel, PacksTheBItReadsInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.run_pack_b == nullptr) GTEST_SKIP() << kn.name << " leaves packing B to pack_b";
+  reads_b_in_place(kn, true);
 }
 
 // fp32 values that test the conversion: NaNs with the payload high, low or both (truncation

@@ -3,6 +3,7 @@
 // elements must stay untouched.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,9 +33,13 @@ class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
 
 // One call of the kernel on an m x n tile of depth k, C a sub-tile at (1, 2) of a larger matrix
 // stored row-major (the vector-store path) or column-major (the strided path).
-// With b_in_place, B (full NR wide) is passed as it is, rows ldb > NR apart, instead of packed.
+// B is packed, or (full NR wide) passed as it is, rows ldb > NR apart; kInPlacePacking also has
+// the kernel write the panel it reads (run_pack_b), which must be pack_b's panel to the byte, and
+// nothing past it.
+enum class BFrom { kPacked, kInPlace, kInPlacePacking };
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta,
-              bool c_row_major = true, bool b_in_place = false) {
+              bool c_row_major = true, BFrom b_from = BFrom::kPacked) {
+  const bool b_in_place = b_from != BFrom::kPacked;
   const std::size_t mr = kn.mr, nr = kn.nr, kr = kn.kr;
   const std::size_t kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
@@ -53,7 +58,19 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
       for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
 
-  if (b_in_place) {
+  // 64-byte aligned, as the driver's buffers are, with a guard past the panel.
+  constexpr float kGuard = -7.25f;
+  std::vector<float> b_out_buffer(nr * kp + 16 + 32, kGuard);
+  float* const b_out =
+      b_out_buffer.data() + (16 - reinterpret_cast<std::uintptr_t>(b_out_buffer.data()) % 64 / 4) % 16;
+  if (b_from == BFrom::kInPlacePacking) {
+    ASSERT_NE(kn.run_pack_b, nullptr) << kn.name;
+    kn.run_pack_b(m, kp, ap.data(), b.data.data(), b.rs, b_out, &c.at(1, 2), c.rs, c.cs, alpha, beta);
+    EXPECT_EQ(0, std::memcmp(b_out, bp.data(), nr * kp * sizeof(float)))
+        << kn.name << " m=" << m << " k=" << k;
+    for (std::size_t i = nr * kp; i < nr * kp + 16; ++i)
+      ASSERT_EQ(b_out[i], kGuard) << kn.name << " wrote past its packed panel";
+  } else if (b_in_place) {
     kn.run(m, n, kp, ap.data(), b.data.data(), b.rs, &c.at(1, 2), c.rs, c.cs, alpha, beta);
   } else {
     kn.run(m, n, kp, ap.data(), bp.data(), kn.nr, &c.at(1, 2), c.rs, c.cs, alpha, beta);
@@ -99,7 +116,19 @@ TEST_P(GemmF32Kernel, BInPlace) {
   for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
     for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{67}})
       for (float beta : {0.0f, 0.5f}) {
-        run_tile(kn, m, kn.nr, k, 1.0f, beta, true, true);
+        run_tile(kn, m, kn.nr, k, 1.0f, beta, true, BFrom::kInPlace);
+        if (HasFatalFailure()) return;
+      }
+}
+
+// GemmKernel::run_pack_b, where a kernel has it: the product of B read in place, and B packed.
+TEST_P(GemmF32Kernel, PacksTheBItReadsInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.run_pack_b == nullptr) GTEST_SKIP() << kn.name << " leaves packing B to pack_b";
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{67}})
+      for (float beta : {0.0f, 0.5f}) {
+        run_tile(kn, m, kn.nr, k, -1.5f, beta, m % 2 == 0, BFrom::kInPlacePacking);
         if (HasFatalFailure()) return;
       }
 }

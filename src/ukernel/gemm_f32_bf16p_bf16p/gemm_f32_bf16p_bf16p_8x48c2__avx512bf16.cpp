@@ -21,6 +21,9 @@ extern const GemmKernel gemm_f32_bf16p_bf16p_8x48c2__avx512bf16{"gemm_f32_bf16p_
                                                                 sizeof(std::uint16_t),
                                                                 {pack_a_f32, pack_a_bf16},
                                                                 {pack_b_f32, pack_b_bf16},
-                                                                run};
+                                                                run,
+                                                                nullptr,
+                                                                nullptr,
+                                                                run_pack_b};
 
 }  // namespace mmla::ukernel

@@ -21,6 +21,9 @@ extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x
                                                          sizeof(float),
                                                          {pack_f32_r12, pack_bf16_f32_r12},
                                                          {pack_f32_r32, pack_bf16_f32_r32},
-                                                         run};
+                                                         run,
+                                                         nullptr,
+                                                         nullptr,
+                                                         run_pack_b};
 
 }  // namespace mmla::ukernel

@@ -21,6 +21,9 @@ extern const GemmKernel gemm_f32_f32p_f32p_8x48__avx512{"gemm_f32_f32p_f32p_8x48
                                                         sizeof(float),
                                                         {pack_f32_r8, pack_bf16_f32_r8},
                                                         {pack_f32_r48, pack_bf16_f32_r48},
-                                                        run};
+                                                        run,
+                                                        nullptr,
+                                                        nullptr,
+                                                        run_pack_b};
 
 }  // namespace mmla::ukernel
