@@ -33,6 +33,12 @@ constexpr double kTeamOverheadUs = 2;
 // Reading an element of B in place costs about this many multiply-adds: cheaper than packing it,
 // which also writes (at M = 8 a call takes ~1.8x its multiply-adds' time on the Intel VM).
 constexpr double kInPlaceCost = 8;
+// Reading a packed B (prepacked, or packed for the call) costs about this many multiply-adds per
+// element, once per MC block of the part's rows: it streams from L3 or beyond, and parts that split
+// M each stream all of it at the same time. Zen 4, 2 threads, a prepacked B, halves of M vs halves
+// of N (mmla-bench GFLOPS): fp32 32x3072x768 203-216 vs 220-225, 128x768x3072 186-209 vs 203-221,
+// bf16 128x3072x768 384-420 vs 435-449; squares and 768x768 even within the noise.
+constexpr double kPackedReadCost = 1;
 // Parts that split N and read B in place in shallow K blocks each take a piece of every row of B;
 // a piece shorter than a page ran as slowly as the whole row (docs/threading.md), so it is priced
 // as the row, up to a page.
@@ -174,8 +180,11 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
     part.b_call_bytes = call_b_bytes(p);
     const double shared = b_from_memory(part) ? tm : 1;
-    if (!reads_b_in_place(kernel, blocking, part))
-      return pack_b ? shared * kPackCost * static_cast<double>(kt * nt) : 0.0;
+    if (!reads_b_in_place(kernel, blocking, part)) {
+      const double a_blocks = std::ceil(static_cast<double>(part.m) / static_cast<double>(blocking.mc));
+      return shared * (pack_b ? kPackCost : 0.0) * static_cast<double>(kt * nt) +
+             shared * kPackedReadCost * a_blocks * static_cast<double>(kt * nt);
+    }
     const double n_t = static_cast<double>(part.n);
     const double read = tn > 1 && reads_b_in_place_shallow(kernel, blocking, part)
                             ? line_piece_cost(n_t, static_cast<double>(p.n), src_bytes)

@@ -401,6 +401,12 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   p.b_rs = 3072;
   p.m = 8, p.n = 3072, p.k = 768;
   EXPECT_EQ(driver::plan_gemm(kn, shallow, p, 2, 1.0).tn, 2);  // 6 KiB pieces: the columns are split
+  // A prepacked B of 3072 x 768: halves of M would each stream all of it, halves of N half of it.
+  driver::PackedBLayout layout{&kn, 768, 3072, blk.kc, blk.nc};
+  driver::GemmProblem packed = p;
+  packed.m = 4 * static_cast<std::size_t>(kn.mr), packed.n = 3072, packed.k = 768;
+  packed.b_packed = &layout, packed.b_layout = &layout;  // never read by the planner
+  EXPECT_EQ(driver::plan_gemm(kn, blk, packed, 2, 1.0).tn, 2) << kn.name;
   p.b_rs = 1;
   p.alpha = 0.0f;
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
