@@ -90,6 +90,10 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     // 78 -> 98 GFLOPS, bf16 32x4096x4096 106 -> 183; a B in the caches lost with it).
     b.kc_in_place = round_down(512, kr_round);
     b.kc_in_place_cached_b = false;
+    // In those blocks a KR = 2 kernel reads such a B in place for up to eight MR panels (Zen 4, bf16
+    // x 4096 x 4096 against packing it, 1 thread: 64 rows 154-167 -> 199-205 GFLOPS, 96 rows
+    // 168-180 -> 200-204; 128 and 160 rows mixed on 1 thread and slower on 2).
+    b.b_from_memory_max_panels = 8;
     b.b_packed_by_kernel = true;
   }
   return b;

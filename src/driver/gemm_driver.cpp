@@ -58,9 +58,10 @@ void scale_c(const GemmProblem& p) {
 // Only for B rows contiguous along n, B already in the kernel's element type, and KR = 1 or 2
 // layouts (a KR = 2 kernel interleaves each depth pair from two rows; K must be even so that no
 // block ends on half a pair). KR = 2 kernels read a B of more than kBInPlaceMaxBytes in place only
-// for at most four MR panels of A: with a 32 MiB bf16 B streamed from DRAM, in place was faster at
-// M = 1..32 and slower from M = 64 (docs/blocking.md). The size is the whole call's B: two threads
-// that each read half of such a B in place for 16 MR panels ran 1.3x one thread, packing 1.95x.
+// for Blocking::b_from_memory_max_panels MR panels of A: with a 32 MiB bf16 B streamed from DRAM
+// in deep K blocks, in place was faster at M = 1..32 and slower from M = 64 (docs/blocking.md).
+// The size is the whole call's B: two threads that each read half of such a B in place for 16 MR
+// panels (deep blocks) ran 1.3x one thread, packing 1.95x.
 constexpr std::size_t kBInPlaceMaxBytes = 16u << 20;
 std::size_t call_b_bytes(const GemmProblem& p) {
   return p.b_call_bytes != 0 ? p.b_call_bytes : p.k * p.n * ukernel::kElemBytes[static_cast<int>(p.src)];
@@ -87,7 +88,9 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
     return (p.m <= blocking.mc || a_one_block(kernel, blocking, p)) &&
            (blocking.b_in_place_max_panels == 0 ||
             p.m <= blocking.b_in_place_max_panels * static_cast<std::size_t>(kernel.mr));
-  return p.m <= blocking.mc && (!b_from_memory(p) || p.m <= 4 * static_cast<std::size_t>(kernel.mr));
+  return p.m <= blocking.mc &&
+         (!b_from_memory(p) || blocking.b_from_memory_max_panels == 0 ||
+          p.m <= blocking.b_from_memory_max_panels * static_cast<std::size_t>(kernel.mr));
 }
 
 bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {

@@ -23,6 +23,10 @@ struct Blocking {
   // one MC block): how often a strided micro-panel of B can be read again from L2 before packing
   // it would have paid depends on the microarchitecture (docs/blocking.md).
   std::size_t b_in_place_max_panels = 0;
+  // kAuto with a KR = 2 kernel reads a B from memory (b_from_memory) in place for at most this many
+  // MR panels of A (0: all of one MC block): with deep K blocks, more panels lost to packing B;
+  // with kc_in_place's shallow ones, they won on Zen 4 (docs/blocking.md).
+  std::size_t b_from_memory_max_panels = 4;
   // Nonzero: B read in place is blocked by this many depths, so that the kernel calls of one K
   // block read every one of its rows as a sequential stream across the panels (docs/blocking.md).
   // 0: the KC the call would use anyway.

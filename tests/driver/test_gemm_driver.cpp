@@ -417,7 +417,8 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
 // the planner does not give each of several row parts all of such a B to fetch.
 TEST_P(Driver, PartsOfACallShareItsB) {
   const GemmKernel& kn = *GetParam();
-  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  blk.b_from_memory_max_panels = 4;
   driver::GemmProblem p;
   p.alpha = 1.0f, p.b_cs = 1;
   p.src = kn.elem_size == 2 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
@@ -433,6 +434,11 @@ TEST_P(Driver, PartsOfACallShareItsB) {
   EXPECT_TRUE(driver::b_from_memory(p));
   // KR = 2: four MR panels at most; KR = 1 does not ask B's size.
   EXPECT_EQ(driver::reads_b_in_place(kn, blk, p), kn.kr == 2 ? false : alone) << kn.name;
+  blk.b_from_memory_max_panels = 8;  // Blocking::b_from_memory_max_panels: eight are allowed
+  EXPECT_EQ(driver::reads_b_in_place(kn, blk, p), alone) << kn.name;
+  blk.b_from_memory_max_panels = 0;  // all of one MC block
+  EXPECT_EQ(driver::reads_b_in_place(kn, blk, p), alone) << kn.name;
+  blk.b_from_memory_max_panels = 4;
   p.b_call_bytes = 0, p.n *= 2;
   EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 1) << kn.name;
 }
