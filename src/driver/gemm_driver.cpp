@@ -236,10 +236,13 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* bp = b_packed + jr * kcp * elem;
+          // The micro-panel in B, where it is read in place or packed by the kernel.
+          const char* const b_panel =
+              b_in_place || b_by_kernel ? b + off(pc, p.b_rs) + off(jc + jr, 1) : nullptr;
           std::ptrdiff_t b_ks = kernel.kr == 1 ? static_cast<std::ptrdiff_t>(nr) : 0;
           if (b_in_place) {
             if (jr < n_full) {
-              bp = b + off(pc, p.b_rs) + off(jc + jr, 1), b_ks = p.b_rs;
+              bp = b_panel, b_ks = p.b_rs;
             } else {
               bp = b_packed;
             }
@@ -251,8 +254,8 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
             float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
                              static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
             if (pack_panel && ir == 0) {
-              kernel.run_pack_b(m_tile, kcp, a_packed, b + off(pc, p.b_rs) + off(jc + jr, 1), p.b_rs,
-                                b_buffer + jr * kcp * elem, c, p.c_rs, p.c_cs, p.alpha, beta);
+              kernel.run_pack_b(m_tile, kcp, a_packed, b_panel, p.b_rs, b_buffer + jr * kcp * elem, c, p.c_rs,
+                                p.c_cs, p.alpha, beta);
             } else {
               kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, b_ks, c, p.c_rs, p.c_cs,
                          p.alpha, beta);

@@ -182,8 +182,8 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     const double shared = b_from_memory(part) ? tm : 1;
     if (!reads_b_in_place(kernel, blocking, part)) {
       const double a_blocks = std::ceil(static_cast<double>(part.m) / static_cast<double>(blocking.mc));
-      return shared * (pack_b ? kPackCost : 0.0) * static_cast<double>(kt * nt) +
-             shared * kPackedReadCost * a_blocks * static_cast<double>(kt * nt);
+      return shared * ((pack_b ? kPackCost : 0.0) + kPackedReadCost * a_blocks) *
+             static_cast<double>(kt * nt);
     }
     const double n_t = static_cast<double>(part.n);
     const double read = tn > 1 && reads_b_in_place_shallow(kernel, blocking, part)

@@ -102,7 +102,7 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
 // KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
 // NR-wide panels, even depth): each depth pair interleaved from two rows. With `packing`, through
 // GemmKernel::run_pack_b, which must also write pack_b's panel to the byte, and nothing past it.
-void reads_b_in_place(const GemmKernel& kn, bool packing) {
+void check_b_in_place(const GemmKernel& kn, bool packing) {
   const std::size_t nr = static_cast<std::size_t>(kn.nr);
   for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
     for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{66}})
@@ -150,13 +150,13 @@ void reads_b_in_place(const GemmKernel& kn, bool packing) {
 TEST_P(GemmBf16Kernel, ReadsBInPlace) {
   const GemmKernel& kn = *GetParam();
   if (kn.kr != 2) GTEST_SKIP() << kn.name << ": only KR = 2 layouts read B in place";
-  reads_b_in_place(kn, false);
+  check_b_in_place(kn, false);
 }
 
 TEST_P(GemmBf16Kernel, PacksTheBItReadsInPlace) {
   const GemmKernel& kn = *GetParam();
   if (kn.run_pack_b == nullptr) GTEST_SKIP() << kn.name << " leaves packing B to pack_b";
-  reads_b_in_place(kn, true);
+  check_b_in_place(kn, true);
 }
 
 // fp32 values that test the conversion: NaNs with the payload high, low or both (truncation
