@@ -17,8 +17,10 @@ class Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   ~Scratch() { std::free(data_); }
+  // Never null on success, even for 0 bytes (a call that packs nothing).
   void* get(std::size_t bytes) {
-    if (bytes > size_) {
+    if (bytes > size_ || data_ == nullptr) {
+      bytes = std::max<std::size_t>(bytes, 64);
       const std::size_t rounded = (bytes + 63) / 64 * 64;
       void* p = std::aligned_alloc(64, rounded);
       if (p == nullptr) return nullptr;
@@ -98,6 +100,40 @@ bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking,
          !reads_b_in_place(kernel, blocking, p);
 }
 
+// Rows of A at most this many bytes longer than their K block still count as back to back (a
+// leading dimension padded to a cache line or so).
+constexpr std::size_t kARowSlackBytes = 256;
+// An MR panel of A read in place is MR streams, one per row: rows a multiple of an L1 way (4 KiB on
+// Zen 4 and Golden Cove, 8 ways) apart all fall in one L1 set and evict each other. Zen 4, fp32
+// 1024^3 (rows 4 KiB apart, eight to a set): 109 -> 98-102 GFLOPS in place; 512^3 (four to a set)
+// gained. So at most kMaxRowsPerL1Set rows of a panel may share a set.
+constexpr std::size_t kL1WayBytes = 4096, kMaxRowsPerL1Set = 4;
+std::size_t rows_per_l1_set(std::size_t row_bytes, std::size_t rows) {
+  std::size_t most = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::size_t same = 0;
+    for (std::size_t j = 0; j < rows; ++j)
+      same += i * row_bytes % kL1WayBytes / 64 == j * row_bytes % kL1WayBytes / 64 ? 1 : 0;
+    most = std::max(most, same);
+  }
+  return most;
+}
+
+bool reads_a_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                      std::size_t kc) {
+  using A = Blocking::AInPlace;
+  const std::size_t elem = ukernel::kElemBytes[static_cast<int>(p.src)];
+  if (kernel.run_a_in_place == nullptr || blocking.a_in_place == A::kNever || p.a_cs != 1 ||
+      elem != kernel.elem_size || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0)
+    return false;
+  if (blocking.a_in_place == A::kWhenPossible) return true;
+  const auto a_rs = static_cast<std::size_t>(std::max<std::ptrdiff_t>(p.a_rs, 0));
+  const auto mr = static_cast<std::size_t>(kernel.mr);
+  const bool back_to_back = p.k <= kc && a_rs * elem <= p.k * elem + kARowSlackBytes;
+  return (back_to_back || p.m <= 2 * mr) &&
+         rows_per_l1_set(a_rs * elem, std::min(p.m, mr)) <= kMaxRowsPerL1Set;
+}
+
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p) {
   // KR = 2 (bf16) kernels lost 5-6% with the shallow block on a B from L3 (3072x768) and gained
@@ -175,7 +211,9 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   const std::size_t mc_max = std::min(blocking.mc, p.m);
   const std::size_t nc_max = std::min(blocking.nc, p.n);
   const std::size_t kc_max = std::min(blocking.kc, p.k);
-  const std::size_t a_bytes = round_up(round_up(mc_max, mr) * round_up(kc_max, kr) * elem, 64);
+  const bool a_in_place = reads_a_in_place(kernel, blocking, p, blocking.kc);
+  const std::size_t a_bytes =
+      a_in_place ? 0 : round_up(round_up(mc_max, mr) * round_up(kc_max, kr) * elem, 64);
   const std::size_t b_bytes =
       p.b_packed ? 0 : (b_in_place ? nr : round_up(nc_max, nr)) * round_up(kc_max, kr) * elem;
 
@@ -232,7 +270,8 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       }
       for (std::size_t ic = 0; ic < p.m; ic += blocking.mc) {
         const std::size_t mc = std::min(blocking.mc, p.m - ic);
-        kernel.pack_a[src](a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
+        if (!a_in_place)
+          kernel.pack_a[src](a + off(ic, p.a_rs) + off(pc, p.a_cs), p.a_rs, p.a_cs, mc, kc, a_packed);
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           const std::size_t n_tile = std::min(nr, nc - jr);
           const char* bp = b_packed + jr * kcp * elem;
@@ -253,7 +292,17 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
             const std::size_t m_tile = std::min(mr, mc - ir);
             float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
                              static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
-            if (pack_panel && ir == 0) {
+            if (a_in_place) {
+              // kcp == kc here: K (and so every K block) is a multiple of KR (reads_a_in_place).
+              const char* const a_rows = a + off(ic + ir, p.a_rs) + off(pc, 1);
+              if (pack_panel && ir == 0) {
+                kernel.run_a_in_place(m_tile, nr, kcp, a_rows, p.a_rs, b_panel, p.b_rs,
+                                      b_buffer + jr * kcp * elem, c, p.c_rs, p.c_cs, p.alpha, beta);
+              } else {
+                kernel.run_a_in_place(m_tile, n_tile, kcp, a_rows, p.a_rs, bp, b_ks, nullptr, c, p.c_rs,
+                                      p.c_cs, p.alpha, beta);
+              }
+            } else if (pack_panel && ir == 0) {
               kernel.run_pack_b(m_tile, kcp, a_packed, b_panel, p.b_rs, b_buffer + jr * kcp * elem, c, p.c_rs,
                                 p.c_cs, p.alpha, beta);
             } else {

@@ -46,6 +46,9 @@ struct Blocking {
   // (GemmKernel::run_pack_b, when it has one) as the first block of A runs against it, instead of
   // by pack_b beforehand (docs/blocking.md, "B packed by the kernel").
   bool b_packed_by_kernel = false;
+  // Whether a row-major A is read in place by a kernel that can (GemmKernel::run_a_in_place)
+  // instead of packed: kAuto decides from the shape (reads_a_in_place); tests force both paths.
+  enum class AInPlace { kAuto, kNever, kWhenPossible } a_in_place = AInPlace::kAuto;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CpuInfo& cpu);
@@ -123,6 +126,12 @@ bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking,
 bool b_from_memory(const GemmProblem& p);
 // Whether M, more than MC rows, still runs as one block of A (Blocking::a_one_block_bytes).
 bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
+// Whether gemm() reads A in place (GemmKernel::run_a_in_place) instead of packing it, when it blocks
+// K by kc: A row-major in the kernel's element type (KR = 2: K even), and either one K block whose
+// rows lie back to back, so that A's block is as compact in the caches as a packed one, or so few
+// rows that their spread does not matter (docs/blocking.md, "A read in place").
+bool reads_a_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                      std::size_t kc);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p);

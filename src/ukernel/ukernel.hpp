@@ -47,6 +47,15 @@ using RunPackBFn = void (*)(std::size_t m, std::size_t kp, const void* ap, const
                             void* b_out, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha,
                             float beta);
 
+// The same with A read where it is instead of from a packed panel: row-major in the kernel's element
+// type, element (i, kk) at a[i * a_rs + kk] (KR = 2: kp is the exact depth, so that no pair reads
+// past a row). b_out == nullptr: B as for RunFn; else B is a full panel read in place that is also
+// packed at b_out, as for RunPackBFn. Saves the pass of pack_a over A where A's rows lie close
+// enough together to stay in the caches like a packed block (docs/blocking.md, "A read in place").
+using RunAInPlaceFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, const void* a,
+                               std::ptrdiff_t a_rs, const void* bp, std::ptrdiff_t b_ks, void* b_out,
+                               float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta);
+
 // Element types of the matrices a caller passes in (A and B share one).
 enum class Elem : unsigned char { f32 = 0, bf16 = 1 };
 inline constexpr int kElemTypes = 2;
@@ -70,6 +79,8 @@ struct GemmKernel {
   // Optional (nullptr: the driver packs B with pack_b): run() that also packs the panel of B it
   // reads in place.
   RunPackBFn run_pack_b = nullptr;
+  // Optional (nullptr: the driver always packs A with pack_a): run() with A read in place.
+  RunAInPlaceFn run_a_in_place = nullptr;
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.

@@ -263,6 +263,61 @@ TEST_P(Driver, BPackedByTheKernel) {
     }
 }
 
+// Blocking::a_in_place and reads_a_in_place: A read where it is instead of packed (the kernels that
+// can), forced and by the rule, against the reference with B packed, packed by the kernel, read in
+// place and prepacked, over several blocks of A and of K, and split as threads would split it.
+TEST_P(Driver, AReadInPlace) {
+  const GemmKernel& kn = *GetParam();
+  const std::int64_t mr = kn.mr, nr = kn.nr;
+  const bool bf16 = kn.elem_size == 2;
+  const std::size_t elem = kn.elem_size;
+  const driver::Blocking def = driver::blocking_for(kn, cpu::info());
+  driver::GemmProblem p;
+  p.m = static_cast<std::size_t>(4 * mr), p.n = static_cast<std::size_t>(3 * nr), p.k = 256;
+  p.a_rs = 256, p.a_cs = 1;
+  p.src = bf16 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  const bool can = kn.run_a_in_place != nullptr;
+  EXPECT_EQ(driver::reads_a_in_place(kn, def, p, 512), can) << kn.name;  // rows back to back
+  if (can) {
+    driver::GemmProblem q = p;
+    q.a_rs = 1, q.a_cs = 256;  // column-major
+    EXPECT_FALSE(driver::reads_a_in_place(kn, def, q, 512)) << kn.name;
+    q = p, q.src = bf16 ? ukernel::Elem::f32 : ukernel::Elem::bf16;  // converted while packing
+    EXPECT_FALSE(driver::reads_a_in_place(kn, def, q, 512)) << kn.name;
+    q = p, q.k = q.a_rs = 4096 / elem;  // back to back, but every row in the same L1 set
+    EXPECT_FALSE(driver::reads_a_in_place(kn, def, q, 4096)) << kn.name;
+    q = p, q.k = q.a_rs = 600;  // rows cut into two K blocks: only few rows are read in place
+    EXPECT_FALSE(driver::reads_a_in_place(kn, def, q, 512)) << kn.name;
+    q.m = static_cast<std::size_t>(2 * mr);
+    EXPECT_TRUE(driver::reads_a_in_place(kn, def, q, 512)) << kn.name;
+    q = p, q.k = 255, q.a_rs = 255;
+    EXPECT_EQ(driver::reads_a_in_place(kn, def, q, 512), kn.kr == 1) << kn.name;  // half a pair
+    driver::Blocking off = def;
+    off.a_in_place = driver::Blocking::AInPlace::kNever;
+    EXPECT_FALSE(driver::reads_a_in_place(kn, off, p, 512)) << kn.name;
+  }
+  driver::Blocking blk{static_cast<std::size_t>(mr), 64, static_cast<std::size_t>(2 * nr + 3)};
+  blk.a_in_place = driver::Blocking::AInPlace::kWhenPossible;
+  blk.b_packed_by_kernel = true;
+  for (std::int64_t k : {150, 8, 151})
+    for (float beta : {0.0f, 0.5f}) {
+      Case cs{3 * mr + 2, 5 * nr + 7, k, true, true, -1.25f, beta};
+      cs.bf16_src = bf16;
+      run_case(kn, blk, cs);  // B packed by the kernel (or pack_b)
+      cs.m = 1, cs.n = nr;
+      run_case(kn, blk, cs);  // B read in place
+      cs.m = 3 * mr + 2, cs.n = 5 * nr + 7, cs.b_row_major = false;
+      run_case(kn, blk, cs);  // B packed by pack_b
+      cs.prepack_b = true;
+      run_case(kn, blk, cs);
+      cs.part = {2, 2, 1};
+      run_case(kn, blk, cs);
+      if (HasFatalFailure()) return;
+    }
+  for (std::int64_t m : {std::int64_t{1}, 2 * mr + 1, 9 * mr})  // the default blocking and rule
+    run_case(kn, def, Case{m, 2 * nr + 5, 64, true, true, 1.0f, 0.0f, true, false, {}, 0, bf16});
+}
+
 // Blocking::kc_in_place_cached_b: the shallow K blocks of B read in place for every B (KR = 1), or
 // only for a B from memory.
 TEST_P(Driver, ShallowInPlaceBlocksForWhichB) {

@@ -159,6 +159,61 @@ TEST_P(GemmBf16Kernel, PacksTheBItReadsInPlace) {
   check_b_in_place(kn, true);
 }
 
+// GemmKernel::run_a_in_place: A read where it is (rows lda = k + 3 apart, so its pairs are not
+// 4-byte aligned in every row), with B packed (every column count), read in place, and read in
+// place and packed, which must also write pack_b's panel.
+TEST_P(GemmBf16Kernel, ReadsAInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.run_a_in_place == nullptr) GTEST_SKIP() << kn.name << " always reads a packed A";
+  enum class BFrom { kPacked, kInPlace, kInPlacePacking };
+  const std::size_t nr = static_cast<std::size_t>(kn.nr);
+  const auto check = [&](std::size_t m, std::size_t n, std::size_t k, float beta, BFrom from) {
+    const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
+               ik = static_cast<std::int64_t>(k);
+    const auto seed = static_cast<std::uint32_t>(m * 53 + n * 7 + k);
+    Strided a = make_matrix(im, ik, true, 3, seed), b = make_matrix(ik, in, true, 5, seed + 1, 0.0f);
+    std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
+    cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
+    cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
+    cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, a.data.data(), 1);
+    cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, b.data.data(), 1);
+    std::vector<std::uint16_t> bp(nr * k);
+    kn.pack_b[1](b16.data(), b.cs, b.rs, n, k, bp.data());
+    constexpr std::uint16_t kGuard = 0xdead;
+    std::vector<std::uint16_t> out_buffer(nr * k + 32 + 64, kGuard);
+    std::uint16_t* const out =
+        out_buffer.data() + (32 - reinterpret_cast<std::uintptr_t>(out_buffer.data()) % 64 / 2) % 32;
+    Strided c = make_matrix(im, in, true, 0, seed + 2);
+    if (beta == 0.0f) std::fill(c.data.begin(), c.data.end(), std::numeric_limits<float>::quiet_NaN());
+    const Strided before = c;
+    const bool b_in_place = from != BFrom::kPacked;
+    kn.run_a_in_place(m, n, k, a16.data(), a.rs, b_in_place ? b16.data() : bp.data(), b_in_place ? b.rs : 0,
+                      from == BFrom::kInPlacePacking ? out : nullptr, c.data.data(), c.rs, c.cs, 1.0f, beta);
+    if (from == BFrom::kInPlacePacking) {
+      ASSERT_EQ(0, std::memcmp(out, bp.data(), bp.size() * sizeof(std::uint16_t))) << kn.name << " m=" << m;
+      for (std::size_t i = bp.size(); i < bp.size() + 32; ++i)
+        ASSERT_EQ(out[i], kGuard) << kn.name << " wrote past its packed panel";
+    }
+    const Reference r = reference_gemm(
+        im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+        [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
+        [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+    ASSERT_TRUE(matches(
+        r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
+        << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta
+        << " b_from=" << static_cast<int>(from);
+  };
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{66}})
+      for (float beta : {0.0f, 0.25f}) {
+        for (std::size_t n : {std::size_t{1}, std::size_t{16}, std::size_t{17}, nr - 1, nr})
+          check(m, n, k, beta, BFrom::kPacked);
+        if (kn.kr == 2)
+          for (BFrom from : {BFrom::kInPlace, BFrom::kInPlacePacking}) check(m, nr, k, beta, from);
+        if (HasFatalFailure()) return;
+      }
+}
+
 // fp32 values that test the conversion: NaNs with the payload high, low or both (truncation
 // would turn 0x7f800001 into Inf), infinities, zeros, the overflow edge (0x7f7f8000 is half an ulp
 // past the largest bf16: rounds to Inf), ties both ways, denormals (VCVTNE2PS2BF16 flushes them,

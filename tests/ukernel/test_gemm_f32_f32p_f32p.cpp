@@ -35,17 +35,18 @@ class GemmF32Kernel : public ::testing::TestWithParam<const GemmKernel*> {
 // stored row-major (the vector-store path) or column-major (the strided path).
 // B is packed, or (full NR wide) passed as it is, rows ldb > NR apart; kInPlacePacking also has
 // the kernel write the panel it reads (run_pack_b), which must be pack_b's panel to the byte, and
-// nothing past it.
+// nothing past it. With a_in_place, A is not packed but read where it is (run_a_in_place), its
+// rows padded so that its leading dimension is not k.
 enum class BFrom { kPacked, kInPlace, kInPlacePacking };
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float alpha, float beta,
-              bool c_row_major = true, BFrom b_from = BFrom::kPacked) {
+              bool c_row_major = true, BFrom b_from = BFrom::kPacked, bool a_in_place = false) {
   const bool b_in_place = b_from != BFrom::kPacked;
   const std::size_t mr = kn.mr, nr = kn.nr, kr = kn.kr;
   const std::size_t kp = (k + kr - 1) / kr * kr;
   const auto seed = static_cast<std::uint32_t>(m * 1000003 + n * 1009 + k);
   const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
              ik = static_cast<std::int64_t>(k);
-  const Strided a = make_matrix(im, ik, true, 0, seed);
+  const Strided a = make_matrix(im, ik, true, a_in_place ? 3 : 0, seed);
   const Strided b = make_matrix(ik, in, true, b_in_place ? 7 : 0, seed + 1);
   std::vector<float> ap(mr * kp), bp(nr * kp);
   kn.pack_a[0](a.data.data(), a.rs, a.cs, m, k, ap.data());
@@ -63,17 +64,25 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   std::vector<float> b_out_buffer(nr * kp + 16 + 32, kGuard);
   float* const b_out =
       b_out_buffer.data() + (16 - reinterpret_cast<std::uintptr_t>(b_out_buffer.data()) % 64 / 4) % 16;
-  if (b_from == BFrom::kInPlacePacking) {
+  if (a_in_place) {
+    ASSERT_NE(kn.run_a_in_place, nullptr) << kn.name;
+    const float* const bp_any = b_in_place ? b.data.data() : bp.data();
+    kn.run_a_in_place(m, n, kp, a.data.data(), a.rs, bp_any, b_in_place ? b.rs : kn.nr,
+                      b_from == BFrom::kInPlacePacking ? b_out : nullptr, &c.at(1, 2), c.rs, c.cs, alpha,
+                      beta);
+  } else if (b_from == BFrom::kInPlacePacking) {
     ASSERT_NE(kn.run_pack_b, nullptr) << kn.name;
     kn.run_pack_b(m, kp, ap.data(), b.data.data(), b.rs, b_out, &c.at(1, 2), c.rs, c.cs, alpha, beta);
-    EXPECT_EQ(0, std::memcmp(b_out, bp.data(), nr * kp * sizeof(float)))
-        << kn.name << " m=" << m << " k=" << k;
-    for (std::size_t i = nr * kp; i < nr * kp + 16; ++i)
-      ASSERT_EQ(b_out[i], kGuard) << kn.name << " wrote past its packed panel";
   } else if (b_in_place) {
     kn.run(m, n, kp, ap.data(), b.data.data(), b.rs, &c.at(1, 2), c.rs, c.cs, alpha, beta);
   } else {
     kn.run(m, n, kp, ap.data(), bp.data(), kn.nr, &c.at(1, 2), c.rs, c.cs, alpha, beta);
+  }
+  if (b_from == BFrom::kInPlacePacking) {
+    EXPECT_EQ(0, std::memcmp(b_out, bp.data(), nr * kp * sizeof(float)))
+        << kn.name << " m=" << m << " k=" << k;
+    for (std::size_t i = nr * kp; i < nr * kp + 16; ++i)
+      ASSERT_EQ(b_out[i], kGuard) << kn.name << " wrote past its packed panel";
   }
 
   const auto c0 = [&](std::int64_t i, std::int64_t j) { return before.at(i + 1, j + 2); };
@@ -83,7 +92,7 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   const auto got = [&](std::int64_t i, std::int64_t j) { return c.at(i + 1, j + 2); };
   ASSERT_TRUE(matches(r, got, fp32_bound_factor(ik, ik)))
       << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta
-      << " c_row_major=" << c_row_major;
+      << " c_row_major=" << c_row_major << " a_in_place=" << a_in_place;
   // Nothing outside the tile changed (bitwise, NaN-safe).
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) {
@@ -129,6 +138,23 @@ TEST_P(GemmF32Kernel, PacksTheBItReadsInPlace) {
     for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{67}})
       for (float beta : {0.0f, 0.5f}) {
         run_tile(kn, m, kn.nr, k, -1.5f, beta, m % 2 == 0, BFrom::kInPlacePacking);
+        if (HasFatalFailure()) return;
+      }
+}
+
+// GemmKernel::run_a_in_place, where a kernel has it: A read where it is, with B packed (every
+// column count), read in place, and read in place and packed.
+TEST_P(GemmF32Kernel, ReadsAInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.run_a_in_place == nullptr) GTEST_SKIP() << kn.name << " always reads a packed A";
+  const std::size_t nr = static_cast<std::size_t>(kn.nr);
+  for (std::size_t m = 1; m <= static_cast<std::size_t>(kn.mr); ++m)
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{67}})
+      for (float beta : {0.0f, 0.5f}) {
+        for (std::size_t n : {std::size_t{1}, std::size_t{16}, std::size_t{17}, nr - 1, nr})
+          run_tile(kn, m, n, k, -1.5f, beta, m % 2 == 0, BFrom::kPacked, true);
+        for (BFrom from : {BFrom::kInPlace, BFrom::kInPlacePacking})
+          run_tile(kn, m, nr, k, 1.0f, beta, true, from, true);
         if (HasFatalFailure()) return;
       }
 }

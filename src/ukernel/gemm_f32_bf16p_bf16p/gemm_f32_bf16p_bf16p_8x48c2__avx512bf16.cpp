@@ -24,6 +24,7 @@ extern const GemmKernel gemm_f32_bf16p_bf16p_8x48c2__avx512bf16{"gemm_f32_bf16p_
                                                                 run,
                                                                 nullptr,
                                                                 nullptr,
-                                                                run_pack_b};
+                                                                run_pack_b,
+                                                                run_a_in_place};
 
 }  // namespace mmla::ukernel
