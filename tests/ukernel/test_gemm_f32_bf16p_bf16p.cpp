@@ -99,6 +99,15 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
         }
 }
 
+// m's values rounded to bf16 in place (so that the reference multiplies what the kernel does), and
+// those values' bf16 bits.
+std::vector<std::uint16_t> round_to_bf16_bits(Strided& m) {
+  std::vector<std::uint16_t> bits(m.data.size());
+  cblas_sbstobf16(static_cast<int>(m.data.size()), m.data.data(), 1, bits.data(), 1);
+  cblas_sbf16tos(static_cast<int>(bits.size()), bits.data(), 1, m.data.data(), 1);
+  return bits;
+}
+
 // KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
 // NR-wide panels, even depth): each depth pair interleaved from two rows. With `packing`, through
 // GemmKernel::run_pack_b, which must also write pack_b's panel to the byte, and nothing past it.
@@ -112,11 +121,7 @@ void check_b_in_place(const GemmKernel& kn, bool packing) {
         const std::int64_t ldb = in + 7;
         const auto seed = static_cast<std::uint32_t>(m * 41 + k);
         Strided a = make_matrix(im, ik, true, 0, seed), b = make_matrix(ik, in, true, 7, seed + 1, 0.0f);
-        std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
-        cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
-        cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
-        cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, a.data.data(), 1);
-        cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, b.data.data(), 1);
+        const std::vector<std::uint16_t> a16 = round_to_bf16_bits(a), b16 = round_to_bf16_bits(b);
         std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * k, 0xffff);
         kn.pack_a[1](a16.data(), a.rs, a.cs, m, k, ap.data());
         Strided c = make_matrix(im, in, true, 0, seed + 2);
@@ -172,11 +177,7 @@ TEST_P(GemmBf16Kernel, ReadsAInPlace) {
                ik = static_cast<std::int64_t>(k);
     const auto seed = static_cast<std::uint32_t>(m * 53 + n * 7 + k);
     Strided a = make_matrix(im, ik, true, 3, seed), b = make_matrix(ik, in, true, 5, seed + 1, 0.0f);
-    std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
-    cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
-    cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
-    cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, a.data.data(), 1);
-    cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, b.data.data(), 1);
+    const std::vector<std::uint16_t> a16 = round_to_bf16_bits(a), b16 = round_to_bf16_bits(b);
     std::vector<std::uint16_t> bp(nr * k);
     kn.pack_b[1](b16.data(), b.cs, b.rs, n, k, bp.data());
     constexpr std::uint16_t kGuard = 0xdead;
