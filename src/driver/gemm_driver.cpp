@@ -77,9 +77,18 @@ bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, co
          blocking.a_one_block_bytes;
 }
 
+namespace {
+// Whether the kernel can read the call's operands where they lie, given unit-stride rows: they are
+// in its element type, and its layout is KR = 1 or 2 with K a multiple of KR (a KR = 2 kernel takes
+// each depth pair from two rows of B, or one dword of a row of A).
+bool operands_readable(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
+  return kernel.kr <= 2 && p.k % static_cast<std::size_t>(kernel.kr) == 0 &&
+         ukernel::kElemBytes[static_cast<int>(p.src)] == kernel.elem_size;
+}
+}  // namespace
+
 bool b_readable_in_place(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
-  return p.b_packed == nullptr && kernel.kr <= 2 && p.k % static_cast<std::size_t>(kernel.kr) == 0 &&
-         p.b_cs == 1 && ukernel::kElemBytes[static_cast<int>(p.src)] == kernel.elem_size;
+  return p.b_packed == nullptr && p.b_cs == 1 && operands_readable(kernel, p);
 }
 
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
@@ -122,11 +131,11 @@ std::size_t rows_per_l1_set(std::size_t row_bytes, std::size_t rows) {
 bool reads_a_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                       std::size_t kc) {
   using A = Blocking::AInPlace;
-  const std::size_t elem = ukernel::kElemBytes[static_cast<int>(p.src)];
   if (kernel.run_a_in_place == nullptr || blocking.a_in_place == A::kNever || p.a_cs != 1 ||
-      elem != kernel.elem_size || kernel.kr > 2 || p.k % static_cast<std::size_t>(kernel.kr) != 0)
+      !operands_readable(kernel, p))
     return false;
   if (blocking.a_in_place == A::kWhenPossible) return true;
+  const std::size_t elem = kernel.elem_size;
   const auto a_rs = static_cast<std::size_t>(std::max<std::ptrdiff_t>(p.a_rs, 0));
   const auto mr = static_cast<std::size_t>(kernel.mr);
   const bool back_to_back = p.k <= kc && a_rs * elem <= p.k * elem + kARowSlackBytes;

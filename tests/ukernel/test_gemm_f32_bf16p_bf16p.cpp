@@ -108,6 +108,24 @@ std::vector<std::uint16_t> round_to_bf16_bits(Strided& m) {
   return bits;
 }
 
+// Where a kernel packs a panel of B it reads in place: 64-byte aligned, as the driver's buffers are,
+// with guard values past the panel that the kernel must leave alone.
+struct GuardedPanel {
+  static constexpr std::uint16_t kGuard = 0xdead;
+  std::vector<std::uint16_t> buffer;
+  std::uint16_t* out;
+  explicit GuardedPanel(std::size_t elems)
+      : buffer(elems + 32 + 64, kGuard),
+        out(buffer.data() + (32 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 64 / 2) % 32) {}
+  // The panel written must be pack_b's (`expected`) to the byte, and nothing past it.
+  void check(const std::vector<std::uint16_t>& expected, const GemmKernel& kn, std::size_t m) const {
+    ASSERT_EQ(0, std::memcmp(out, expected.data(), expected.size() * sizeof(std::uint16_t)))
+        << kn.name << " m=" << m;
+    for (std::size_t i = expected.size(); i < expected.size() + 32; ++i)
+      ASSERT_EQ(out[i], kGuard) << kn.name << " wrote past its packed panel";
+  }
+};
+
 // KR = 2 (pairs) kernels also read a row-major bf16 B in place (ukernel.hpp: b_ks = ldb > 0, full
 // NR-wide panels, even depth): each depth pair interleaved from two rows. With `packing`, through
 // GemmKernel::run_pack_b, which must also write pack_b's panel to the byte, and nothing past it.
@@ -129,16 +147,9 @@ void check_b_in_place(const GemmKernel& kn, bool packing) {
         if (packing) {
           std::vector<std::uint16_t> bp(nr * k);
           kn.pack_b[1](b16.data(), b.cs, b.rs, nr, k, bp.data());
-          // 64-byte aligned, as the driver's buffers are, with a guard past the panel.
-          constexpr std::uint16_t kGuard = 0xdead;
-          std::vector<std::uint16_t> out_buffer(nr * k + 32 + 64, kGuard);
-          std::uint16_t* const out =
-              out_buffer.data() + (32 - reinterpret_cast<std::uintptr_t>(out_buffer.data()) % 64 / 2) % 32;
-          kn.run_pack_b(m, k, ap.data(), b16.data(), ldb, out, c.data.data(), c.rs, c.cs, 1.0f, beta);
-          ASSERT_EQ(0, std::memcmp(out, bp.data(), bp.size() * sizeof(std::uint16_t)))
-              << kn.name << " m=" << m << " k=" << k;
-          for (std::size_t i = bp.size(); i < bp.size() + 32; ++i)
-            ASSERT_EQ(out[i], kGuard) << kn.name << " wrote past its packed panel";
+          const GuardedPanel panel(nr * k);
+          kn.run_pack_b(m, k, ap.data(), b16.data(), ldb, panel.out, c.data.data(), c.rs, c.cs, 1.0f, beta);
+          ASSERT_NO_FATAL_FAILURE(panel.check(bp, kn, m)) << "k=" << k;
         } else {
           kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
         }
@@ -180,20 +191,16 @@ TEST_P(GemmBf16Kernel, ReadsAInPlace) {
     const std::vector<std::uint16_t> a16 = round_to_bf16_bits(a), b16 = round_to_bf16_bits(b);
     std::vector<std::uint16_t> bp(nr * k);
     kn.pack_b[1](b16.data(), b.cs, b.rs, n, k, bp.data());
-    constexpr std::uint16_t kGuard = 0xdead;
-    std::vector<std::uint16_t> out_buffer(nr * k + 32 + 64, kGuard);
-    std::uint16_t* const out =
-        out_buffer.data() + (32 - reinterpret_cast<std::uintptr_t>(out_buffer.data()) % 64 / 2) % 32;
+    const GuardedPanel panel(nr * k);
     Strided c = make_matrix(im, in, true, 0, seed + 2);
     if (beta == 0.0f) std::fill(c.data.begin(), c.data.end(), std::numeric_limits<float>::quiet_NaN());
     const Strided before = c;
     const bool b_in_place = from != BFrom::kPacked;
     kn.run_a_in_place(m, n, k, a16.data(), a.rs, b_in_place ? b16.data() : bp.data(), b_in_place ? b.rs : 0,
-                      from == BFrom::kInPlacePacking ? out : nullptr, c.data.data(), c.rs, c.cs, 1.0f, beta);
+                      from == BFrom::kInPlacePacking ? panel.out : nullptr, c.data.data(), c.rs, c.cs, 1.0f,
+                      beta);
     if (from == BFrom::kInPlacePacking) {
-      ASSERT_EQ(0, std::memcmp(out, bp.data(), bp.size() * sizeof(std::uint16_t))) << kn.name << " m=" << m;
-      for (std::size_t i = bp.size(); i < bp.size() + 32; ++i)
-        ASSERT_EQ(out[i], kGuard) << kn.name << " wrote past its packed panel";
+      ASSERT_NO_FATAL_FAILURE(panel.check(bp, kn, m));
     }
     const Reference r = reference_gemm(
         im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
