@@ -191,13 +191,21 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                             : n_t;
     return shared * kInPlaceCost * static_cast<double>(kt) * read;
   };
-  // The slowest part's time: its products plus the packing of its rows of A (once per NC block of
-  // its columns) and its columns of B.
+  // What a part of mt x kt pays for its rows of A: packing them once per NC block of its nt
+  // columns, or nothing when the kernel reads them in place (parts that split N then share A at no
+  // cost, which lets them take the split that balances the tiles).
+  const auto a_cost = [&](std::size_t mt, std::size_t nt, std::size_t kt) {
+    GemmProblem part = p;
+    part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
+    if (reads_a_in_place(kernel, blocking, part, blocking.kc)) return 0.0;
+    return kPackCost * static_cast<double>(mt * kt) * std::ceil(static_cast<double>(nt) / nc);
+  };
+  // The slowest part's time: its products plus what its rows of A and its columns of B cost.
   const auto grid_cost = [&](int tm, int tn) {
     const std::size_t mt = ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m;
     const std::size_t nt = ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n;
     const double m_t = static_cast<double>(mt), n_t = static_cast<double>(nt);
-    return m_t * n_t * k + kPackCost * m_t * k * std::ceil(n_t / nc) + b_cost(mt, nt, p.k, tm, tn);
+    return m_t * n_t * k + a_cost(mt, nt, p.k) + b_cost(mt, nt, p.k, tm, tn);
   };
   double best_cost = grid_cost(1, 1);
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
@@ -218,8 +226,9 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     if ((tiles_m * tiles_n < static_cast<std::size_t>(t) || reads_b_in_place(kernel, blocking, slice)) &&
         k_split_possible(p, t)) {
       const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
-      const double cost = m * n * k / t + kPackCost * (m * k / t + m * n * t) +
-                          b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1, 1) + team_cost;
+      const double cost = m * n * k / t + a_cost(tiles_m * al.m, tiles_n * al.n, slice.k) +
+                          kPackCost * m * n * t + b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1, 1) +
+                          team_cost;
       if (cost < best_cost) best_cost = cost, best = {1, 1, t};
     }
   }

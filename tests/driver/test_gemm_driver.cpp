@@ -467,6 +467,31 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
 }
 
+// A part that reads its rows of A in place pays nothing for them, so parts that split N share A for
+// free. 2h MR panels (in one MC block) by 2 NR panels, B packed, split either way: the padded
+// products are the same, halves of N pack half of B each, and halves of M pack half of A each.
+TEST_P(Driver, PlansShareAnAReadInPlace) {
+  const GemmKernel& kn = *GetParam();
+  driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  blk.b_in_place = driver::Blocking::BInPlace::kNever;
+  const auto mr = static_cast<std::size_t>(kn.mr), nr = static_cast<std::size_t>(kn.nr);
+  const std::size_t h = blk.mc / (2 * mr);
+  ASSERT_GE(h, 1u) << kn.name;
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.b_cs = 1, p.a_cs = 1;
+  p.src = kn.elem_size == 2 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  p.m = (2 * h - 1) * mr + 1, p.n = 2 * nr, p.k = 4096;  // deep enough that threads pay
+  p.a_rs = static_cast<std::ptrdiff_t>(p.k), p.b_rs = static_cast<std::ptrdiff_t>(p.n);
+  blk.a_in_place = driver::Blocking::AInPlace::kNever;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 2) << kn.name;  // A outweighs half of B
+  blk.a_in_place = driver::Blocking::AInPlace::kWhenPossible;
+  const bool in_place = driver::reads_a_in_place(kn, blk, p, blk.kc);
+  EXPECT_EQ(in_place, kn.run_a_in_place != nullptr) << kn.name;
+  const driver::Partition shared = driver::plan_gemm(kn, blk, p, 2, 1.0);
+  EXPECT_EQ(shared.tn, in_place ? 2 : 1) << kn.name;
+  EXPECT_EQ(shared.tm, in_place ? 1 : 2) << kn.name;
+}
+
 // A B too big for the caches streams from memory for the whole call, whichever part of it a thread
 // reads: a KR = 2 kernel then reads B in place only for a few MR panels, judged by the call's B, and
 // the planner does not give each of several row parts all of such a B to fetch.
