@@ -468,8 +468,8 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
 }
 
 // A part that reads its rows of A in place pays nothing for them, so parts that split N share A for
-// free. 2h MR panels (in one MC block) by 2 NR panels, B packed, split either way: the padded
-// products are the same, halves of N pack half of B each, and halves of M pack half of A each.
+// free. 2h MR panels (in one MC block) by 2 NR panels, B packed, split either way: the products
+// are the same, halves of N pack half of B each, and halves of M pack half of A each.
 TEST_P(Driver, PlansShareAnAReadInPlace) {
   const GemmKernel& kn = *GetParam();
   driver::Blocking blk = driver::blocking_for(kn, cpu::info());
@@ -480,7 +480,7 @@ TEST_P(Driver, PlansShareAnAReadInPlace) {
   driver::GemmProblem p;
   p.alpha = 1.0f, p.b_cs = 1, p.a_cs = 1;
   p.src = kn.elem_size == 2 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
-  p.m = (2 * h - 1) * mr + 1, p.n = 2 * nr, p.k = 4096;  // deep enough that threads pay
+  p.m = 2 * h * mr, p.n = 2 * nr, p.k = 4096;  // deep enough that threads pay
   p.a_rs = static_cast<std::ptrdiff_t>(p.k), p.b_rs = static_cast<std::ptrdiff_t>(p.n);
   blk.a_in_place = driver::Blocking::AInPlace::kNever;
   EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 2) << kn.name;  // A outweighs half of B
