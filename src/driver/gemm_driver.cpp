@@ -189,14 +189,9 @@ void pack_b_whole(const PackedBLayout& l, ukernel::Elem src, const void* b, std:
     }
 }
 
-Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, const GemmProblem& p) {
-  if (p.k == 0 || p.alpha == 0.0f) {
-    scale_c(p);
-    return Status::ok;
-  }
+Blocking call_blocking(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, const GemmProblem& p) {
   Blocking blocking = blocking_in;
-  const bool b_in_place = reads_b_in_place(kernel, blocking, p);
-  const bool b_by_kernel = kernel_packs_b(kernel, blocking, p);
+  const bool b_in_place = reads_b_in_place(kernel, blocking_in, p);
   if (p.b_layout != nullptr) {
     blocking.kc = p.b_layout->kc, blocking.nc = p.b_layout->nc;
   } else if (b_in_place && reads_b_in_place_shallow(kernel, blocking, p)) {
@@ -213,7 +208,18 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
     const std::size_t rows = blocking.a_block_bytes / (std::min(blocking.kc, p.k) * kernel.elem_size);
     blocking.mc = std::max(mr, std::min<std::size_t>(rows, 4096) / mr * mr);
   }
+  return blocking;
+}
 
+Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, const GemmProblem& p) {
+  if (p.k == 0 || p.alpha == 0.0f) {
+    scale_c(p);
+    return Status::ok;
+  }
+  const bool b_in_place = reads_b_in_place(kernel, blocking_in, p);
+  const bool b_by_kernel = kernel_packs_b(kernel, blocking_in, p);
+  const Blocking blocking = call_blocking(kernel, blocking_in, p);
+  const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);
   const std::size_t elem = kernel.elem_size;

@@ -132,6 +132,10 @@ bool a_one_block(const ukernel::GemmKernel& kernel, const Blocking& blocking, co
 // rows that their spread does not matter (docs/blocking.md, "A read in place").
 bool reads_a_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                       std::size_t kc);
+// The blocking gemm() runs this problem with: KC and NC of a prepacked B, of a B read in place in
+// shallow blocks or of one pass over M, KC balanced over K, MC for one block of A or for
+// Blocking::a_block_bytes. The planner asks it too, so that it judges a part as gemm() will run it.
+Blocking call_blocking(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,
                               const GemmProblem& p);

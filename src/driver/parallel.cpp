@@ -197,7 +197,7 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const auto a_cost = [&](std::size_t mt, std::size_t nt, std::size_t kt) {
     GemmProblem part = p;
     part.m = std::min(mt, p.m), part.n = std::min(nt, p.n), part.k = kt;
-    if (reads_a_in_place(kernel, blocking, part, blocking.kc)) return 0.0;
+    if (reads_a_in_place(kernel, blocking, part, call_blocking(kernel, blocking, part).kc)) return 0.0;
     return kPackCost * static_cast<double>(mt * kt) * std::ceil(static_cast<double>(nt) / nc);
   };
   // The slowest part's time: its products plus what its rows of A and its columns of B cost.

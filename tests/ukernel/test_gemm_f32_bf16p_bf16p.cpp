@@ -36,6 +36,31 @@ class GemmBf16Kernel : public ::testing::TestWithParam<const GemmKernel*> {
   }
 };
 
+// m's values rounded to bf16 in place (so that the reference multiplies what the kernel does), and
+// those values' bf16 bits.
+std::vector<std::uint16_t> round_to_bf16_bits(Strided& m) {
+  std::vector<std::uint16_t> bits(m.data.size());
+  cblas_sbstobf16(static_cast<int>(m.data.size()), m.data.data(), 1, bits.data(), 1);
+  cblas_sbf16tos(static_cast<int>(bits.size()), bits.data(), 1, m.data.data(), 1);
+  return bits;
+}
+
+// C's m x n block at (i0, j0) against the double reference of A B + beta C_before, A and B holding
+// the bf16 values the kernel multiplies. Products of bf16 values are exact; BFMMLA rounds inside
+// each instruction as well as after it, so two fp32 roundings per depth step are allowed.
+::testing::AssertionResult matches_reference(const Strided& a, const Strided& b, float beta,
+                                             const Strided& before, const Strided& c, std::int64_t m,
+                                             std::int64_t n, std::int64_t k, std::int64_t i0 = 0,
+                                             std::int64_t j0 = 0) {
+  const Reference r = reference_gemm(
+      m, n, k, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
+      [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
+      [&](std::int64_t i, std::int64_t j) { return before.at(i + i0, j + j0); });
+  return matches(
+      r, [&](std::int64_t i, std::int64_t j) { return c.at(i + i0, j + j0); },
+      fp32_bound_factor(2 * k, 2 * k));
+}
+
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float beta, bool from_f32) {
   const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
              ik = static_cast<std::int64_t>(k);
@@ -43,12 +68,8 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   const auto seed = static_cast<std::uint32_t>(m * 977 + n * 31 + k);
   Strided a = make_matrix(im, ik, true, 0, seed), b = make_matrix(ik, in, false, 0, seed + 1);
   // The values the kernel multiplies: A and B rounded to bf16 (exactly what the fp32 packers do).
-  std::vector<std::uint16_t> a16(a.data.size()), b16(b.data.size());
-  cblas_sbstobf16(static_cast<int>(a.data.size()), a.data.data(), 1, a16.data(), 1);
-  cblas_sbstobf16(static_cast<int>(b.data.size()), b.data.data(), 1, b16.data(), 1);
   Strided ar = a, br = b;
-  cblas_sbf16tos(static_cast<int>(a16.size()), a16.data(), 1, ar.data.data(), 1);
-  cblas_sbf16tos(static_cast<int>(b16.size()), b16.data(), 1, br.data.data(), 1);
+  const std::vector<std::uint16_t> a16 = round_to_bf16_bits(ar), b16 = round_to_bf16_bits(br);
 
   // Filled with bf16 NaN: padding a packer forgot to zero would reach C through the odd-k depth.
   std::vector<std::uint16_t> ap(static_cast<std::size_t>(kn.mr) * kp, 0xffff),
@@ -66,15 +87,7 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
   const Strided before = c;
   kn.run(m, n, kp, ap.data(), bp.data(), 0, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
 
-  const Reference r = reference_gemm(
-      im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return ar.at(i, p); },
-      [&](std::int64_t p, std::int64_t j) { return br.at(p, j); }, beta,
-      [&](std::int64_t i, std::int64_t j) { return before.at(i + 1, j + 2); });
-  // Products of bf16 values are exact; BFMMLA rounds inside each instruction as well as after it,
-  // so allow two fp32 roundings per depth step.
-  ASSERT_TRUE(matches(
-      r, [&](std::int64_t i, std::int64_t j) { return c.at(i + 1, j + 2); },
-      fp32_bound_factor(2 * ik, 2 * ik)))
+  ASSERT_TRUE(matches_reference(ar, br, beta, before, c, im, in, ik, 1, 2))
       << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " from_f32=" << from_f32;
   for (std::int64_t i = 0; i < im + 3; ++i)
     for (std::int64_t j = 0; j < in + 5; ++j) {
@@ -97,15 +110,6 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
           run_tile(kn, m, n, k, beta, (m + n + k) % 2 == 0);
           if (HasFatalFailure()) return;
         }
-}
-
-// m's values rounded to bf16 in place (so that the reference multiplies what the kernel does), and
-// those values' bf16 bits.
-std::vector<std::uint16_t> round_to_bf16_bits(Strided& m) {
-  std::vector<std::uint16_t> bits(m.data.size());
-  cblas_sbstobf16(static_cast<int>(m.data.size()), m.data.data(), 1, bits.data(), 1);
-  cblas_sbf16tos(static_cast<int>(bits.size()), bits.data(), 1, m.data.data(), 1);
-  return bits;
 }
 
 // Where a kernel packs a panel of B it reads in place: 64-byte aligned, as the driver's buffers are,
@@ -153,12 +157,7 @@ void check_b_in_place(const GemmKernel& kn, bool packing) {
         } else {
           kn.run(m, nr, k, ap.data(), b16.data(), ldb, c.data.data(), c.rs, c.cs, 1.0f, beta);
         }
-        const Reference r = reference_gemm(
-            im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
-            [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
-            [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
-        ASSERT_TRUE(matches(
-            r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
+        ASSERT_TRUE(matches_reference(a, b, beta, before, c, im, in, ik))
             << kn.name << " m=" << m << " k=" << k << " beta=" << beta << " packing=" << packing;
       }
 }
@@ -202,12 +201,7 @@ TEST_P(GemmBf16Kernel, ReadsAInPlace) {
     if (from == BFrom::kInPlacePacking) {
       ASSERT_NO_FATAL_FAILURE(panel.check(bp, kn, m));
     }
-    const Reference r = reference_gemm(
-        im, in, ik, 1.0f, [&](std::int64_t i, std::int64_t p) { return a.at(i, p); },
-        [&](std::int64_t p, std::int64_t j) { return b.at(p, j); }, beta,
-        [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
-    ASSERT_TRUE(matches(
-        r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); }, fp32_bound_factor(2 * ik, 2 * ik)))
+    ASSERT_TRUE(matches_reference(a, b, beta, before, c, im, in, ik))
         << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta
         << " b_from=" << static_cast<int>(from);
   };
