@@ -95,6 +95,11 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     // 168-180 -> 200-204; 128 and 160 rows mixed on 1 thread and slower on 2).
     b.b_from_memory_max_panels = 8;
     b.b_packed_by_kernel = true;
+    // The AVX2 6x16 tile reads a whole cache line of B per 12 FMAs (the AVX-512 tiles a third or
+    // half of that), too fast for a strided micro-panel read again per MR panel: past two panels
+    // its own first panel packing B won (Zen 4 with MMLA_ISA=avx2, 1 thread: 128x768x3072 69 ->
+    // 95 GFLOPS, 128x3072x768 66 -> 86-90, 64x1024x768 68 -> 87; M = 8 stays in place, 72 vs 65).
+    if (k.isa == cpu::Isa::avx2) b.b_in_place_max_panels = 2;
   }
   return b;
 }

@@ -15,26 +15,44 @@ namespace {
 
 constexpr int kMr = 6, kNr = 16;
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const void* bp_v,
-         std::ptrdiff_t b_ks, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
-  const float* ap = static_cast<const float*>(ap_v);
-  const float* bp = static_cast<const float*>(bp_v);
+// The k-loop and the store of C; with kStoreB, the panel of B read in place is also written to
+// b_out, packed (run_pack_b).
+template <bool kStoreB>
+void tile(std::size_t m, std::size_t n, std::size_t kp, const float* ap, const float* bp, std::ptrdiff_t b_ks,
+          float* b_out, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   prefetch_c_tile(m, n, c, c_rs, c_cs);
   __m256 acc[kMr][2];
   // Fully unrolled so that GCC keeps acc in registers (without the pragmas it kept a stack copy
   // of the array and stored all 12 accumulators every k-step: 38% of peak instead of 90%+).
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-  for (std::size_t kk = 0; kk < kp; ++kk) {
-    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+  const auto step = [&](const float* b_k) {
+    const __m256 b0 = _mm256_loadu_ps(b_k), b1 = _mm256_loadu_ps(b_k + 8);
+    if constexpr (kStoreB) {
+      _mm256_store_ps(b_out, b0);
+      _mm256_store_ps(b_out + 8, b1);
+      b_out += kNr;
+    }
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       const __m256 a = _mm256_broadcast_ss(ap + i);
       acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
       acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
     }
-    ap += kMr;
-    bp += b_ks;
+  };
+  if (b_ks == kNr && !kStoreB) {
+    for (std::size_t kk = 0; kk < kp; ++kk, ap += kMr, bp += kNr) step(bp);
+  } else {
+    // B read in place: each depth's row is b_ks floats on, often in another page, where the hardware
+    // prefetchers do not follow. Fetch the row's line(s) kBInPlaceAhead depths ahead into L2, as
+    // the AVX-512 kernels do (docs/blocking.md, "B read in place").
+    constexpr std::ptrdiff_t kBInPlaceAhead = 32;
+    for (std::size_t kk = 0; kk < kp; ++kk, ap += kMr, bp += b_ks) {
+      const float* ahead = bp + kBInPlaceAhead * b_ks;
+      __builtin_prefetch(ahead, 0, 2);
+      __builtin_prefetch(ahead + kNr - 1, 0, 2);  // a row of B need not be 64-byte aligned
+      step(bp);
+    }
   }
   const __m256 va = _mm256_set1_ps(alpha);
   if (m == kMr && n == kNr && c_cs == 1) {
@@ -52,13 +70,25 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
     }
     return;
   }
-  float tile[kMr * kNr];
+  float buf[kMr * kNr];
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_ps(tile + i * kNr, acc[i][0]);
-    _mm256_storeu_ps(tile + i * kNr + 8, acc[i][1]);
+    _mm256_storeu_ps(buf + i * kNr, acc[i][0]);
+    _mm256_storeu_ps(buf + i * kNr + 8, acc[i][1]);
   }
-  store_tile_scalar(m, n, tile, kNr, c, c_rs, c_cs, alpha, beta);
+  store_tile_scalar(m, n, buf, kNr, c, c_rs, c_cs, alpha, beta);
+}
+
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp, std::ptrdiff_t b_ks, float* c,
+         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+  tile<false>(m, n, kp, static_cast<const float*>(ap), static_cast<const float*>(bp), b_ks, nullptr, c, c_rs, c_cs,
+              alpha, beta);
+}
+
+void run_pack_b(std::size_t m, std::size_t kp, const void* ap, const void* b, std::ptrdiff_t b_ks, void* b_out,
+                float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+  tile<true>(m, kNr, kp, static_cast<const float*>(ap), static_cast<const float*>(b), b_ks,
+             static_cast<float*>(b_out), c, c_rs, c_cs, alpha, beta);
 }
 
 }  // namespace
@@ -72,6 +102,9 @@ extern const GemmKernel gemm_f32_f32p_f32p_6x16__avx2_fma{"gemm_f32_f32p_f32p_6x
                                                           sizeof(float),
                                                           {pack_f32_r6, pack_bf16_f32_r6},
                                                           {pack_f32_r16, pack_bf16_f32_r16},
-                                                          run};
+                                                          run,
+                                                          nullptr,
+                                                          nullptr,
+                                                          run_pack_b};
 
 }  // namespace mmla::ukernel
