@@ -79,14 +79,14 @@ void tile(std::size_t m, std::size_t n, std::size_t kp, const float* ap, const f
   store_tile_scalar(m, n, buf, kNr, c, c_rs, c_cs, alpha, beta);
 }
 
-void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp, std::ptrdiff_t b_ks, float* c,
-         std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
-  tile<false>(m, n, kp, static_cast<const float*>(ap), static_cast<const float*>(bp), b_ks, nullptr, c, c_rs, c_cs,
-              alpha, beta);
+void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap, const void* bp, std::ptrdiff_t b_ks,
+         float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+  tile<false>(m, n, kp, static_cast<const float*>(ap), static_cast<const float*>(bp), b_ks, nullptr, c, c_rs,
+              c_cs, alpha, beta);
 }
 
-void run_pack_b(std::size_t m, std::size_t kp, const void* ap, const void* b, std::ptrdiff_t b_ks, void* b_out,
-                float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
+void run_pack_b(std::size_t m, std::size_t kp, const void* ap, const void* b, std::ptrdiff_t b_ks,
+                void* b_out, float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta) {
   tile<true>(m, kNr, kp, static_cast<const float*>(ap), static_cast<const float*>(b), b_ks,
              static_cast<float*>(b_out), c, c_rs, c_cs, alpha, beta);
 }
