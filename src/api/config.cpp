@@ -78,7 +78,11 @@ std::string make_report() {
         << s.blocking.kc_in_place << ")";
     if (s.blocking.a_one_block_bytes != 0)
       o << " (up to " << s.blocking.a_one_block_bytes / 1024 << " KiB of A as one block, B read in place)";
-    if (s.blocking.b_packed_by_kernel && s.kernel->run_pack_b != nullptr) o << "; B packed by the kernel";
+    if (s.blocking.b_packed_by_kernel && s.kernel->run_pack_b != nullptr) {
+      o << "; B packed by the kernel";
+      if (s.blocking.b_packed_by_kernel_max_kc != 0)
+        o << " in calls up to KC=" << s.blocking.b_packed_by_kernel_max_kc;
+    }
     o << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {

@@ -44,9 +44,10 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 // - Off Intel, a KR = 1 kernel takes an M of several MC blocks as one block, B read in place,
 //   while its rows of A take at most twice the L2 (a_one_block_bytes): packing B cost more than
 //   reading those rows from L3 once per micro-panel of B, up to 2 MiB of A on Zen 4.
-// - Off Intel, a B packed per call that could be read in place is packed by the kernel as the
+// - A B packed per call that could be read in place is packed by the kernel as the
 //   first block of A runs against it (b_packed_by_kernel): Zen 4, 1 thread, bf16 64x4096x4096
-//   +10%, 256^3-1024^3 +2%, fp32 512x4096x4096 +4%; unmeasured on Intel.
+//   +10%, 256^3-1024^3 +2%, fp32 512x4096x4096 +4%. On Intel only in shallow calls (one pass
+//   over M), whose strided reads are short.
 Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   const cpu::CacheSizes& caches = cpu.caches;
   const std::size_t elem = k.elem_size;
@@ -80,6 +81,11 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     b.nc = nc_for(b.kc);
     b.b_in_place_max_panels = 4;
     b.kc_in_place = round_down(32, kr_round);
+    // The kernel packs B in the shallow calls of one pass over M only: a strided read of a deep
+    // block is latency-bound here (1 thread: 64x3072x768 +10%, 128x3072x768 +5%; deep, 2 threads:
+    // 1024^3 -6%).
+    b.b_packed_by_kernel = true;
+    b.b_packed_by_kernel_max_kc = 256;
   } else {
     // Up to twice the L2 of A in one block (Zen 4, 1 thread: 256^3 +5%, 512x3072x768 +6%, 768^3
     // +2%; 1024^3, whose 4 MiB of A come from L3 for every micro-panel of B, -4%). Not on Intel,

@@ -105,8 +105,11 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
 }
 
 bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
-  return blocking.b_packed_by_kernel && kernel.run_pack_b != nullptr && b_readable_in_place(kernel, p) &&
-         !reads_b_in_place(kernel, blocking, p);
+  if (!blocking.b_packed_by_kernel || kernel.run_pack_b == nullptr || !b_readable_in_place(kernel, p) ||
+      reads_b_in_place(kernel, blocking, p))
+    return false;
+  return blocking.b_packed_by_kernel_max_kc == 0 ||
+         std::min(call_blocking(kernel, blocking, p).kc, p.k) <= blocking.b_packed_by_kernel_max_kc;
 }
 
 // Rows of A at most this many bytes longer than their K block still count as back to back (a

@@ -46,6 +46,9 @@ struct Blocking {
   // (GemmKernel::run_pack_b, when it has one) as the first block of A runs against it, instead of
   // by pack_b beforehand (docs/blocking.md, "B packed by the kernel").
   bool b_packed_by_kernel = false;
+  // Nonzero: the kernel packs B only in calls at most this deep, each of its first panel's calls
+  // then reading that many strided rows of B (docs/blocking.md, "B packed by the kernel on Intel").
+  std::size_t b_packed_by_kernel_max_kc = 0;
   // Whether a row-major A is read in place by a kernel that can (GemmKernel::run_a_in_place)
   // instead of packed: kAuto decides from the shape (reads_a_in_place); tests force both paths.
   enum class AInPlace { kAuto, kNever, kWhenPossible } a_in_place = AInPlace::kAuto;

@@ -251,6 +251,13 @@ TEST_P(Driver, BPackedByTheKernel) {
     driver::Blocking off = blk;
     off.b_packed_by_kernel = false;
     EXPECT_FALSE(driver::kernel_packs_b(kn, off, p)) << kn.name;
+    // b_packed_by_kernel_max_kc: only calls at most that deep.
+    const std::size_t call_kc = std::min(driver::call_blocking(kn, blk, p).kc, p.k);
+    driver::Blocking capped = blk;
+    capped.b_packed_by_kernel_max_kc = call_kc;
+    EXPECT_TRUE(driver::kernel_packs_b(kn, capped, p)) << kn.name;
+    capped.b_packed_by_kernel_max_kc = call_kc - 1;
+    EXPECT_FALSE(driver::kernel_packs_b(kn, capped, p)) << kn.name;
   }
   for (std::int64_t k : {150, 8, 151})  // three K blocks; one; odd (KR = 2 kernels pack with pack_b)
     for (float beta : {0.0f, 0.5f}) {
