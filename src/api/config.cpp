@@ -83,6 +83,9 @@ std::string make_report() {
       if (s.blocking.b_packed_by_kernel_max_kc != 0)
         o << " in calls up to KC=" << s.blocking.b_packed_by_kernel_max_kc;
     }
+    if (s.kernel->run_a_in_place != nullptr &&
+        s.blocking.a_in_place != mmla::driver::Blocking::AInPlace::kNever)
+      o << "; A read in place where its rows lie back to back";
     o << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {
