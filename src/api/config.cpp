@@ -73,9 +73,13 @@ std::string make_report() {
       o << " (more than MC rows: blocks of " << s.blocking.a_block_bytes / 1024
         << " KiB of A at the call's depth)";
     o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass;
-    if (s.blocking.kc_in_place != 0)
+    if (s.blocking.kc_in_place != 0) {
       o << (s.blocking.kc_in_place_cached_b ? " (B read in place: KC=" : " (B from memory read in place: KC=")
-        << s.blocking.kc_in_place << ")";
+        << s.blocking.kc_in_place;
+      if (s.blocking.kc_in_place_min_b_bytes != 0)
+        o << " for a B over " << s.blocking.kc_in_place_min_b_bytes / 1024 << " KiB";
+      o << ")";
+    }
     if (s.blocking.a_one_block_bytes != 0)
       o << " (up to " << s.blocking.a_one_block_bytes / 1024 << " KiB of A as one block, B read in place)";
     if (s.blocking.b_packed_by_kernel && s.kernel->run_pack_b != nullptr) {

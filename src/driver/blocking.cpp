@@ -81,6 +81,10 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
     b.nc = nc_for(b.kc);
     b.b_in_place_max_panels = 4;
     b.kc_in_place = round_down(32, kr_round);
+    // ... but not for a B that half the L2 holds (the driver on the same call repeated, 1 thread,
+    // 8x48 shallow vs deep: 8x512x512 114 -> 125 GFLOPS, 32x512x512 114 -> 133, 16x128x128 113 ->
+    // 122; B of 2.3 MiB, 32x768x768, 124 -> 112).
+    b.kc_in_place_min_b_bytes = caches.l2 / 2;
     // The kernel packs B in the shallow calls of one pass over M only: a strided read of a deep
     // block is latency-bound here (1 thread: 64x3072x768 +10%, 128x3072x768 +5%; deep, 2 threads:
     // 1024^3 -6%).

@@ -150,7 +150,8 @@ bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking&
                               const GemmProblem& p) {
   // KR = 2 (bf16) kernels lost 5-6% with the shallow block on a B from L3 (3072x768) and gained
   // 30% on one from DRAM (4096x4096): their calls are half as long per depth.
-  return blocking.kc_in_place != 0 && ((kernel.kr == 1 && blocking.kc_in_place_cached_b) || b_from_memory(p));
+  return blocking.kc_in_place != 0 && call_b_bytes(p) > blocking.kc_in_place_min_b_bytes &&
+         ((kernel.kr == 1 && blocking.kc_in_place_cached_b) || b_from_memory(p));
 }
 
 std::size_t PackedBLayout::bytes() const {

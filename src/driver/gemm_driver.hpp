@@ -34,6 +34,9 @@ struct Blocking {
   // Whether kc_in_place also applies to a B in the caches read by a KR = 1 kernel (else only to a
   // B from memory, b_from_memory).
   bool kc_in_place_cached_b = true;
+  // A B read in place (its whole call, call_b_bytes) of at most this many bytes keeps the deep KC
+  // however kc_in_place is set: it stays in L2, where shallow blocks only add C traffic and calls.
+  std::size_t kc_in_place_min_b_bytes = 0;
   // Nonzero: an M of more than MC rows is blocked by rows of A worth this many bytes at the depth
   // the call actually uses (a shallow K gets more rows); MC then only says which M is one block.
   // 0: MC as is.

@@ -326,7 +326,7 @@ TEST_P(Driver, AReadInPlace) {
 }
 
 // Blocking::kc_in_place_cached_b: the shallow K blocks of B read in place for every B (KR = 1), or
-// only for a B from memory.
+// only for a B from memory; kc_in_place_min_b_bytes: never for a B that small.
 TEST_P(Driver, ShallowInPlaceBlocksForWhichB) {
   const GemmKernel& kn = *GetParam();
   driver::Blocking blk{static_cast<std::size_t>(kn.mr), 64, static_cast<std::size_t>(2 * kn.nr)};
@@ -335,6 +335,12 @@ TEST_P(Driver, ShallowInPlaceBlocksForWhichB) {
   p.m = static_cast<std::size_t>(kn.mr), p.n = static_cast<std::size_t>(2 * kn.nr), p.k = 100;
   p.b_rs = static_cast<std::ptrdiff_t>(p.n), p.b_cs = 1;
   EXPECT_EQ(driver::reads_b_in_place_shallow(kn, blk, p), kn.kr == 1) << kn.name;
+  const std::size_t b_bytes = p.k * p.n * sizeof(float);
+  driver::Blocking small_b = blk;
+  small_b.kc_in_place_min_b_bytes = b_bytes;
+  EXPECT_FALSE(driver::reads_b_in_place_shallow(kn, small_b, p)) << kn.name;
+  small_b.kc_in_place_min_b_bytes = b_bytes - 1;
+  EXPECT_EQ(driver::reads_b_in_place_shallow(kn, small_b, p), kn.kr == 1) << kn.name;
   blk.kc_in_place_cached_b = false;
   EXPECT_FALSE(driver::reads_b_in_place_shallow(kn, blk, p)) << kn.name;
   p.b_call_bytes = 32u << 20;
