@@ -104,12 +104,21 @@ bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
           p.m <= blocking.b_from_memory_max_panels * static_cast<std::size_t>(kernel.mr));
 }
 
+namespace {
+// kernel_packs_b for a call that reads B in place or not and runs K blocks call_kc deep: gemm()
+// has both at hand.
+bool kernel_packs_b_in(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
+                       bool b_in_place, std::size_t call_kc) {
+  return blocking.b_packed_by_kernel && kernel.run_pack_b != nullptr && !b_in_place &&
+         b_readable_in_place(kernel, p) &&
+         (blocking.b_packed_by_kernel_max_kc == 0 ||
+          std::min(call_kc, p.k) <= blocking.b_packed_by_kernel_max_kc);
+}
+}  // namespace
+
 bool kernel_packs_b(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
-  if (!blocking.b_packed_by_kernel || kernel.run_pack_b == nullptr || !b_readable_in_place(kernel, p) ||
-      reads_b_in_place(kernel, blocking, p))
-    return false;
-  return blocking.b_packed_by_kernel_max_kc == 0 ||
-         std::min(call_blocking(kernel, blocking, p).kc, p.k) <= blocking.b_packed_by_kernel_max_kc;
+  return kernel_packs_b_in(kernel, blocking, p, reads_b_in_place(kernel, blocking, p),
+                           call_blocking(kernel, blocking, p).kc);
 }
 
 // Rows of A at most this many bytes longer than their K block still count as back to back (a
@@ -221,8 +230,8 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
     return Status::ok;
   }
   const bool b_in_place = reads_b_in_place(kernel, blocking_in, p);
-  const bool b_by_kernel = kernel_packs_b(kernel, blocking_in, p);
   const Blocking blocking = call_blocking(kernel, blocking_in, p);
+  const bool b_by_kernel = kernel_packs_b_in(kernel, blocking_in, p, b_in_place, blocking.kc);
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);
   const std::size_t nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t kr = static_cast<std::size_t>(kernel.kr);

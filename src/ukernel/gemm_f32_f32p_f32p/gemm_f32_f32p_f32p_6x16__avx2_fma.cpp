@@ -43,14 +43,9 @@ void tile(std::size_t m, std::size_t n, std::size_t kp, const float* ap, const f
   if (b_ks == kNr && !kStoreB) {
     for (std::size_t kk = 0; kk < kp; ++kk, ap += kMr, bp += kNr) step(bp);
   } else {
-    // B read in place: each depth's row is b_ks floats on, often in another page, where the hardware
-    // prefetchers do not follow. Fetch the row's line(s) kBInPlaceAhead depths ahead into L2, as
-    // the AVX-512 kernels do (docs/blocking.md, "B read in place").
-    constexpr std::ptrdiff_t kBInPlaceAhead = 32;
+    // B read in place: its rows prefetched ahead (tile_store.hpp, prefetch_b_in_place).
     for (std::size_t kk = 0; kk < kp; ++kk, ap += kMr, bp += b_ks) {
-      const float* ahead = bp + kBInPlaceAhead * b_ks;
-      __builtin_prefetch(ahead, 0, 2);
-      __builtin_prefetch(ahead + kNr - 1, 0, 2);  // a row of B need not be 64-byte aligned
+      prefetch_b_in_place<1, kNr>(bp, b_ks);
       step(bp);
     }
   }
