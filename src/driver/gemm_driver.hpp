@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "cpu/cpu.hpp"
+#include "threading/pool.hpp"
 #include "ukernel/ukernel.hpp"
 
 namespace mmla::driver {
@@ -169,16 +170,20 @@ GemvSweep gemv_sweep(std::size_t len, std::size_t elem_bytes, std::size_t x_byte
 // A problem is split into independent parts, each solved by the single-thread driver on its own
 // packing buffers: a tm x tn grid of blocks of C (edges on MR/NR multiples), or, when C is too
 // small to share, tk slices of K whose partial products are summed into C afterwards.
+// When the workers start late (they were asleep), the caller's part (part 0) of a split along one
+// axis takes `lead` units of it (MR or NR tiles, K blocks, GEMV output lines) and the others share
+// the rest evenly; 0 splits evenly.
 struct Partition {
   int tm = 1, tn = 1, tk = 1;
+  std::size_t lead = 0;
   int threads() const { return tm * tn * tk; }
 };
 
-// The partition of at most `threads` parts that finishes first by the cost model in parallel.cpp
-// (1 x 1 x 1 when threads would not pay), if workers start start_us microseconds after the caller.
+// The partition on at most `threads` threads that finishes first by the cost model in
+// parallel.cpp (1 x 1 x 1 when threads would not pay), if a team starts as `start` says.
 Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
-                    int threads, double start_us);
-Partition plan_gemv(const GemmProblem& p, int threads, double start_us);
+                    int threads, threading::TeamStart start);
+Partition plan_gemv(const GemmProblem& p, int threads, threading::TeamStart start);
 
 // Solve with up to `threads` threads from the pool (fewer if it is busy).
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,

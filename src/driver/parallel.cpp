@@ -20,16 +20,48 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 // Costs are in kernel multiply-adds. Packing one element costs about as much as this many of
 // them (a copy or conversion at a few elements per cycle against 32+ FMAs per cycle).
 constexpr double kPackCost = 16;
-// Multiply-adds one thread does per microsecond (fp32 ~200 GFLOPS, bf16 ~600), to price what
-// starting a team costs the caller (threading::start_latency_us: ~1 us if the workers are
-// polling, the wake-up system call if they sleep; a worker that starts late costs nothing more,
-// since the caller then claims its parts too); and for the memory-bound GEMV, elements
-// streamed per microsecond (~50 GB/s of fp32 from caches, ~16 from memory beyond 8 MiB).
-// Overestimates make threading more cautious.
-double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5 : 1e5; }
+// Multiply-adds one thread does per microsecond (fp32 ~120 GFLOPS, bf16 ~600: what one thread
+// sustains on mid-size calls on the Intel VM, fp32 nearer than its peak to what a cold call runs
+// at; bf16 as AMX runs it, as a lower rate made 64x128x128 take two threads that lost 8%),
+// to price when a team's threads start (threading::team_start: ~1 us if the workers are polling,
+// tens of us if they sleep); and for the memory-bound GEMV, elements streamed per microsecond
+// (~50 GB/s of fp32 from caches, ~16 from memory beyond 8 MiB). Overestimates make threading more
+// cautious.
+double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5 : 6e4; }
 double gemv_elems_per_us(double elems) { return elems * sizeof(float) <= (8 << 20) ? 12e3 : 4e3; }
 // The fixed cost of any team beyond the wake-up (handing out jobs, the final wait), in microseconds.
 constexpr double kTeamOverheadUs = 2;
+// Workers that start this much later than the caller (they were asleep) get smaller parts than the
+// caller's, which is part 0 (Partition::lead).
+constexpr double kLateStartUs = 10;
+
+// A split of one axis of `units` units into `parts` parts, part 0 the caller's: `lead` units for
+// it (0: an even split) and when the last part ends, `time` (in multiply-adds).
+struct AxisSplit {
+  std::size_t lead;
+  double time;
+};
+// `cost(u)` is what a part of u units costs. The caller starts at `caller`, the workers at `workers`:
+// when they start late, part 0 takes more units, as many as make both end together if costs grow
+// in proportion to units (a worker later still finds part 0 done and its own part unclaimed, so
+// the caller takes it too: then the call takes as long as on one thread, plus the wake-up).
+template <class Cost>
+AxisSplit split_axis(std::size_t units, int parts, double caller, double workers, const Cost& cost) {
+  const auto p = static_cast<std::size_t>(parts);
+  const std::size_t even = ceil_div(units, p);
+  const double even_cost = cost(even);
+  AxisSplit best{0, std::max(caller, workers) + even_cost};
+  if (workers - caller <= 0 || units <= p) return best;
+  const double per_unit = even_cost / static_cast<double>(even);
+  const double share =
+      ((workers - caller) / per_unit + static_cast<double>(units) / (parts - 1)) * (parts - 1) / parts;
+  const std::size_t lead =
+      std::clamp<std::size_t>(static_cast<std::size_t>(share + 0.5), even, units - (p - 1));
+  if (lead == even) return best;
+  const double time = std::max(caller + cost(lead), workers + cost(ceil_div(units - lead, p - 1)));
+  if (time < best.time) best = {lead, time};
+  return best;
+}
 // Reading an element of B in place costs about this many multiply-adds: cheaper than packing it,
 // which also writes (at M = 8 a call takes ~1.8x its multiply-adds' time on the Intel VM).
 constexpr double kInPlaceCost = 8;
@@ -52,14 +84,20 @@ double line_piece_cost(double piece, double line, double elem_bytes) {
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
 
-// Part `idx` of `parts` of [0, total) in units of `align` (the last unit may be partial).
+// Part `idx` of `parts` of [0, total) in units of `align` (the last unit may be partial): part 0
+// takes `lead` units if that is not 0 and the others share the rest evenly, else all share evenly.
 struct Range {
   std::size_t begin, size;
 };
-Range split(std::size_t total, int parts, int idx, std::size_t align) {
+Range split(std::size_t total, int parts, int idx, std::size_t align, std::size_t lead) {
   const std::size_t units = ceil_div(total, align);
-  const std::size_t b = units * static_cast<std::size_t>(idx) / static_cast<std::size_t>(parts) * align;
-  const std::size_t e = units * static_cast<std::size_t>(idx + 1) / static_cast<std::size_t>(parts) * align;
+  lead = std::min(lead, units);
+  const auto edge = [&](int i) {
+    if (lead == 0 || parts == 1) return units * static_cast<std::size_t>(i) / static_cast<std::size_t>(parts);
+    if (i == 0) return std::size_t{0};
+    return lead + (units - lead) * static_cast<std::size_t>(i - 1) / static_cast<std::size_t>(parts - 1);
+  };
+  const std::size_t b = edge(idx) * align, e = edge(idx + 1) * align;
   return {std::min(b, total), std::min(e, total) - std::min(b, total)};
 }
 
@@ -87,8 +125,8 @@ Status run_parts(const GemmProblem& p, Partition part, Align al, threading::Team
   std::atomic<bool> failed{false}, oom{false};
   const auto solve_part = [&](int t) {
     const int ik = t / (part.tm * part.tn), im = t % (part.tm * part.tn) / part.tn, in = t % part.tn;
-    const Range rm = split(p.m, part.tm, im, al.m), rn = split(p.n, part.tn, in, al.n);
-    const Range rk = split(p.k, part.tk, ik, al.k);
+    const Range rm = split(p.m, part.tm, im, al.m, part.lead), rn = split(p.n, part.tn, in, al.n, part.lead);
+    const Range rk = split(p.k, part.tk, ik, al.k, part.lead);
     if (rm.size == 0 || rn.size == 0) return;
     GemmProblem s = p;
     s.m = rm.size, s.n = rn.size, s.k = rk.size;
@@ -161,10 +199,12 @@ bool k_split_possible(const GemmProblem& p, int parts) {
 }  // namespace
 
 Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
-                    int threads, double start_us) {
+                    int threads, threading::TeamStart start) {
   Partition best;
-  const double team_cost = (start_us + kTeamOverheadUs) * fmas_per_us(kernel);
   if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
+  const double rate = fmas_per_us(kernel);
+  const double caller = start.caller_us * rate, workers = start.workers_us * rate;
+  const double team_cost = kTeamOverheadUs * rate;
   const Align al = gemm_align(kernel, p);
   const double k = static_cast<double>(p.k);
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
@@ -200,22 +240,31 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     if (reads_a_in_place(kernel, blocking, part, call_blocking(kernel, blocking, part).kc)) return 0.0;
     return kPackCost * static_cast<double>(mt * kt) * std::ceil(static_cast<double>(nt) / nc);
   };
-  // The slowest part's time: its products plus what its rows of A and its columns of B cost.
-  const auto grid_cost = [&](int tm, int tn) {
-    const std::size_t mt = ceil_div(ceil_div(p.m, al.m), static_cast<std::size_t>(tm)) * al.m;
-    const std::size_t nt = ceil_div(ceil_div(p.n, al.n), static_cast<std::size_t>(tn)) * al.n;
-    const double m_t = static_cast<double>(mt), n_t = static_cast<double>(nt);
-    return m_t * n_t * k + a_cost(mt, nt, p.k) + b_cost(mt, nt, p.k, tm, tn);
+  // A part's time: its products plus what its rows of A and its columns of B cost.
+  const auto part_time = [&](std::size_t mt, std::size_t nt, int tm, int tn) {
+    return static_cast<double>(mt) * static_cast<double>(nt) * k + a_cost(mt, nt, p.k) +
+           b_cost(mt, nt, p.k, tm, tn);
   };
-  double best_cost = grid_cost(1, 1);
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
+  double best_cost = part_time(tiles_m * al.m, tiles_n * al.n, 1, 1);
+  // No team can finish before its first thread starts plus its share of the work.
+  if (best_cost <= std::min(caller, workers) + best_cost / threads + team_cost) return best;
+  const bool late = start.workers_us - start.caller_us > kLateStartUs;
   for (int t = 2; t <= threads; ++t) {
     for (int tm = 1; tm <= t; ++tm) {
       if (t % tm != 0) continue;
       const int tn = t / tm;
       if (static_cast<std::size_t>(tm) > tiles_m || static_cast<std::size_t>(tn) > tiles_n) continue;
-      const double cost = grid_cost(tm, tn) + team_cost;
-      if (cost < best_cost) best_cost = cost, best = {tm, tn, 1};
+      const std::size_t mt = ceil_div(tiles_m, static_cast<std::size_t>(tm)) * al.m;
+      const std::size_t nt = ceil_div(tiles_n, static_cast<std::size_t>(tn)) * al.n;
+      AxisSplit s{0, std::max(caller, workers) + part_time(mt, nt, tm, tn)};
+      if (late && tn == 1)
+        s = split_axis(tiles_m, t, caller, workers,
+                       [&](std::size_t u) { return part_time(u * al.m, nt, tm, tn); });
+      else if (late && tm == 1)
+        s = split_axis(tiles_n, t, caller, workers,
+                       [&](std::size_t u) { return part_time(mt, u * al.n, tm, tn); });
+      if (s.time + team_cost < best_cost) best_cost = s.time + team_cost, best = {tm, tn, 1, s.lead};
     }
     // K slices cost a reduction and buffers: only when C has fewer tiles than threads, or when
     // the slices read B in place (each then reads whole rows of B).
@@ -225,21 +274,34 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     slice.b_call_bytes = call_b_bytes(p);
     if ((tiles_m * tiles_n < static_cast<std::size_t>(t) || reads_b_in_place(kernel, blocking, slice)) &&
         k_split_possible(p, t)) {
-      const double m = static_cast<double>(tiles_m * al.m), n = static_cast<double>(tiles_n * al.n);
-      const double cost = m * n * k / t + a_cost(tiles_m * al.m, tiles_n * al.n, slice.k) +
-                          kPackCost * m * n * t + b_cost(tiles_m * al.m, tiles_n * al.n, slice.k, 1, 1) +
-                          team_cost;
-      if (cost < best_cost) best_cost = cost, best = {1, 1, t};
+      const std::size_t m_p = tiles_m * al.m, n_p = tiles_n * al.n;
+      const double m = static_cast<double>(m_p), n = static_cast<double>(n_p);
+      const double reduction = kPackCost * m * n * t;
+      const auto slice_time = [&](std::size_t kt_) {
+        return m * n * static_cast<double>(kt_) + a_cost(m_p, n_p, kt_) + b_cost(m_p, n_p, kt_, 1, 1);
+      };
+      AxisSplit s{0, std::max(caller, workers) + m * n * k / t + a_cost(m_p, n_p, slice.k) +
+                         b_cost(m_p, n_p, slice.k, 1, 1)};
+      if (late) {
+        const AxisSplit u = split_axis(ceil_div(p.k, kKAlign), t, caller, workers, [&](std::size_t units) {
+          return slice_time(std::min(units * kKAlign, p.k));
+        });
+        if (u.lead != 0 && u.time < s.time) s = u;
+      }
+      if (s.time + reduction + team_cost < best_cost)
+        best_cost = s.time + reduction + team_cost, best = {1, 1, t, s.lead};
     }
   }
   return best;
 }
 
-Partition plan_gemv(const GemmProblem& p, int threads, double start_us) {
+Partition plan_gemv(const GemmProblem& p, int threads, threading::TeamStart start) {
   Partition best;
-  const double team_cost =
-      (start_us + kTeamOverheadUs) * gemv_elems_per_us(static_cast<double>(p.m) * p.n * p.k);
   if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
+  const double rate = gemv_elems_per_us(static_cast<double>(p.m) * p.n * p.k);
+  const double caller = start.caller_us * rate, workers = start.workers_us * rate;
+  const double team_cost = kTeamOverheadUs * rate;
+  const bool late = start.workers_us - start.caller_us > kLateStartUs;
   const Align al = gemv_align(p);
   const bool row = p.m == 1;
   const std::size_t len = row ? p.n : p.m, align = row ? al.n : al.m;
@@ -250,17 +312,30 @@ Partition plan_gemv(const GemmProblem& p, int threads, double start_us) {
   const bool lines_in_pieces = p.b_packed == nullptr && (row ? p.b_cs : p.a_rs) == 1;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   double best_cost = static_cast<double>(len) * k;
+  if (best_cost <= std::min(caller, workers) + best_cost / threads + team_cost) return best;
+  const std::size_t units = ceil_div(len, align);
+  const auto output_time = [&](std::size_t u) {
+    const double part = static_cast<double>(u * align);
+    return (lines_in_pieces ? line_piece_cost(part, static_cast<double>(len), src_bytes) : part) * k;
+  };
+  const auto slice_time = [&](std::size_t u) {
+    return static_cast<double>(len) * static_cast<double>(std::min(u * kKAlign, p.k));
+  };
   for (int t = 2; t <= threads; ++t) {
-    if (ceil_div(len, align) >= static_cast<std::size_t>(t)) {
-      const double part =
-          static_cast<double>(ceil_div(ceil_div(len, align), static_cast<std::size_t>(t)) * align);
-      const double read = lines_in_pieces ? line_piece_cost(part, static_cast<double>(len), src_bytes) : part;
-      const double cost = read * k + team_cost;
-      if (cost < best_cost) best_cost = cost, best = row ? Partition{1, t, 1} : Partition{t, 1, 1};
+    if (units >= static_cast<std::size_t>(t)) {
+      AxisSplit s{0, std::max(caller, workers) + output_time(ceil_div(units, static_cast<std::size_t>(t)))};
+      if (late) s = split_axis(units, t, caller, workers, output_time);
+      if (s.time + team_cost < best_cost)
+        best_cost = s.time + team_cost, best = row ? Partition{1, t, 1, s.lead} : Partition{t, 1, 1, s.lead};
     }
-    if ((ceil_div(len, align) < static_cast<std::size_t>(t) || lines_in_pieces) && k_split_possible(p, t)) {
-      const double cost = static_cast<double>(len) * (k / t + t) + team_cost;
-      if (cost < best_cost) best_cost = cost, best = {1, 1, t};
+    if ((units < static_cast<std::size_t>(t) || lines_in_pieces) && k_split_possible(p, t)) {
+      AxisSplit s{0, std::max(caller, workers) + static_cast<double>(len) * k / t};
+      if (late) {
+        const AxisSplit u = split_axis(ceil_div(p.k, kKAlign), t, caller, workers, slice_time);
+        if (u.lead != 0 && u.time < s.time) s = u;
+      }
+      const double cost = s.time + static_cast<double>(len) * t + team_cost;
+      if (cost < best_cost) best_cost = cost, best = {1, 1, t, s.lead};
     }
   }
   return best;
@@ -276,13 +351,29 @@ Status gemv_partitioned(const ukernel::GemvKernel& kernel, const GemmProblem& p,
   return run_parts(p, part, gemv_align(p), nullptr, [&](const GemmProblem& s) { return gemv(kernel, s); });
 }
 
+namespace {
+// The plan for a team that starts as team_start says, except in a stream of calls that each run
+// alone only because the workers sleep: there a call takes the team it would take from polling
+// workers, and wakes them for the calls that follow (threading::wanted_team_recently).
+template <class Plan>
+Partition plan_now(threading::TeamStart& start, const Plan& plan) {
+  const Partition part = plan(start);
+  if (part.threads() > 1 || !start.asleep) return part;
+  const Partition polling = plan(threading::TeamStart{});
+  if (polling.threads() == 1 || !threading::wanted_team_recently()) return part;
+  start = threading::TeamStart{};
+  return polling;
+}
+}  // namespace
+
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                      int threads) {
-  const double start_us = threading::start_latency_us();
-  Partition part = plan_gemm(kernel, blocking, p, threads, start_us);
+  threading::TeamStart start = threading::team_start();
+  Partition part =
+      plan_now(start, [&](threading::TeamStart s) { return plan_gemm(kernel, blocking, p, threads, s); });
   if (part.threads() == 1) return gemm(kernel, blocking, p);
   threading::Team team(part.threads());
-  if (team.size() < part.threads()) part = plan_gemm(kernel, blocking, p, team.size(), start_us);
+  if (team.size() < part.threads()) part = plan_gemm(kernel, blocking, p, team.size(), start);
   if (part.threads() == 1) return gemm(kernel, blocking, p);
   return run_parts(p, part, gemm_align(kernel, p), &team,
                    [&](const GemmProblem& s) { return gemm(kernel, blocking, s); });
@@ -290,11 +381,11 @@ Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking
 
 Status gemv_threaded(const ukernel::GemvKernel& kernel, const GemmProblem& p, int threads) {
   if (!gemv_applicable(p)) return Status::not_applicable;
-  const double start_us = threading::start_latency_us();
-  Partition part = plan_gemv(p, threads, start_us);
+  threading::TeamStart start = threading::team_start();
+  Partition part = plan_now(start, [&](threading::TeamStart s) { return plan_gemv(p, threads, s); });
   if (part.threads() == 1) return gemv(kernel, p);
   threading::Team team(part.threads());
-  if (team.size() < part.threads()) part = plan_gemv(p, team.size(), start_us);
+  if (team.size() < part.threads()) part = plan_gemv(p, team.size(), start);
   if (part.threads() == 1) return gemv(kernel, p);
   return run_parts(p, part, gemv_align(p), &team, [&](const GemmProblem& s) { return gemv(kernel, s); });
 }

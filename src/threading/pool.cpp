@@ -39,9 +39,11 @@ void cpu_relax() {
 // application thread that wants the core gets it (OpenBLAS's workers do the same, for ~0.1 s).
 constexpr std::chrono::microseconds kPause{50};
 constexpr std::chrono::microseconds kSpin{2000};
-// What waking sleeping workers costs the caller: a futex wake system call per worker (a few
-// microseconds in a VM).
-constexpr double kWakeCallUs = 5;
+// A cold start's costs before this process has measured any (team_start): what the caller spends
+// waking its workers and when they start. Intel KVM guest, a worker asleep for 10-50 ms: the futex
+// wake 8-17 us and moving the worker off the caller's CPU 32-48 us; the worker runs 75-140 us
+// after the offer. Each cold team updates them (kColdWeight: a moving average over ~4 teams).
+constexpr double kColdCallerUs = 40, kColdWorkersUs = 100, kColdWeight = 0.25;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -95,6 +97,9 @@ struct Pool;
 // team, so a worker never sees a job that is not its own.
 struct alignas(64) Worker {
   std::atomic<Job*> job{nullptr};
+  // When it claimed its last job (steady clock ns): written before it reports the job done, read by
+  // the caller after it has seen that.
+  std::int64_t claimed_ns = 0;
   Pool* pool = nullptr;
   // Its thread id and the CPUs it may run on, published by the worker when it starts (tid != 0).
   std::atomic<pid_t> tid{0};
@@ -130,7 +135,10 @@ struct Pool {
   // Team members still running the current job. It lives here, not in the job on the caller's
   // stack: the caller may return the moment it reaches 0, while the last worker still notifies.
   alignas(64) std::atomic<int> pending{0};
-  std::atomic<std::int64_t> last_end_ns{0};      // when the last team finished: workers spin for kSpin after
+  std::atomic<std::int64_t> last_end_ns{0};  // when the last team finished: workers spin for kSpin after
+  // Moving averages of the cold starts' costs (team_start), in microseconds.
+  std::atomic<double> cold_caller_us{kColdCallerUs}, cold_workers_us{kColdWorkersUs};
+  std::atomic<std::int64_t> last_wanted_ns{0};   // wanted_team_recently
   std::vector<std::unique_ptr<Worker>> workers;  // grown only by the holder of `busy`
 
   // Returns false if no thread could be started (the team then stays smaller).
@@ -165,6 +173,7 @@ void worker_main(Worker* w) {
     // The caller may have withdrawn the offer meanwhile (the slot is then nullptr again).
     if (!w->job.compare_exchange_strong(job, kTaken, std::memory_order_acquire, std::memory_order_relaxed))
       continue;
+    w->claimed_ns = now_ns();
     claim_parts(*job);  // the last use of *job
     w->job.store(nullptr, std::memory_order_relaxed);
     if (w->pool->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->pool->pending.notify_one();
@@ -215,11 +224,28 @@ bool workers_polling(const Pool& p) {
   return idle_ns < std::chrono::nanoseconds(kSpin).count() * 3 / 4;
 }
 
-double start_latency_us() {
+TeamStart team_start() {
   const Pool* p = g_pool.load(std::memory_order_acquire);
-  // Polling workers start within a microsecond.
-  return p != nullptr && workers_polling(*p) ? 1.0 : kWakeCallUs;
+  if (p == nullptr) return {kColdCallerUs, kColdWorkersUs, true};
+  if (workers_polling(*p)) return {};  // polling workers start within a microsecond
+  return {p->cold_caller_us.load(std::memory_order_relaxed),
+          p->cold_workers_us.load(std::memory_order_relaxed), true};
 }
+
+bool wanted_team_recently() {
+  Pool& p = *pool();
+  const std::int64_t now = now_ns();
+  return now - p.last_wanted_ns.exchange(now, std::memory_order_relaxed) <
+         std::chrono::nanoseconds(kSpin).count();
+}
+
+namespace {
+// Moves a cold-start average towards a new sample (racing updates may lose one: it is an estimate).
+void update(std::atomic<double>& average, double sample) {
+  const double old = average.load(std::memory_order_relaxed);
+  average.store(old + kColdWeight * (sample - old), std::memory_order_relaxed);
+}
+}  // namespace
 
 Team::Team(int wanted) {
   if (wanted <= 1 || t_in_team || in_openmp_parallel()) return;
@@ -248,6 +274,7 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
   const int first = job.next.fetch_add(1, std::memory_order_relaxed);
   Pool* p = static_cast<Pool*>(pool_);
   const bool asleep = !workers_polling(*p);
+  const std::int64_t offered_ns = asleep ? now_ns() : 0;
   p->pending.store(helpers, std::memory_order_relaxed);
   for (int t = 0; t < helpers; ++t) {
     Worker& w = *p->workers[static_cast<std::size_t>(t)];
@@ -255,6 +282,7 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
     w.job.notify_one();
     if (asleep) move_off_callers_cpu(w);
   }
+  if (asleep) update(p->cold_caller_us, static_cast<double>(now_ns() - offered_ns) * 1e-3);
   t_in_team = true;
   call(fn, first);
   claim_parts(job);
@@ -271,7 +299,20 @@ void Team::run_erased(int parts, void (*call)(void*, int), void* fn) {
                             : p->pending.fetch_sub(withdrawn, std::memory_order_acq_rel) - withdrawn;
   while (left != 0) left = wait_while(p->pending, left);
   for (int t = 0; t < helpers; ++t) restore_cpus(*p->workers[static_cast<std::size_t>(t)]);
-  p->last_end_ns.store(now_ns(), std::memory_order_relaxed);
+  const std::int64_t end_ns = now_ns();
+  if (asleep) {
+    // The first worker's start; one that missed the whole job started later than it lasted (a
+    // lower bound, so it only ever raises the average).
+    std::int64_t first_ns = end_ns;
+    for (int t = 0; t < helpers; ++t) {
+      const std::int64_t claimed = p->workers[static_cast<std::size_t>(t)]->claimed_ns;
+      if (claimed >= offered_ns) first_ns = std::min(first_ns, claimed);  // else it claimed an earlier job
+    }
+    const double us = static_cast<double>(first_ns - offered_ns) * 1e-3;
+    if (first_ns < end_ns || us > p->cold_workers_us.load(std::memory_order_relaxed))
+      update(p->cold_workers_us, us);
+  }
+  p->last_end_ns.store(end_ns, std::memory_order_relaxed);
 }
 
 }  // namespace mmla::threading

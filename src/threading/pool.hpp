@@ -11,8 +11,8 @@
 // Parts are claimed, not assigned: the caller starts on them at once and takes back any offer a
 // worker has not picked up by the time the caller runs out of parts. So a worker that wakes late
 // (a sleeping thread takes 30 us to milliseconds to run again in a VM, and Linux may queue it behind
-// the caller on the caller's own CPU) costs the caller nothing but the wake-up call: the GEMM is
-// then no slower than on one thread.
+// the caller on the caller's own CPU) costs the caller only the wake-up calls; the planner counts
+// those and the worker's late start (team_start) when it chooses how many parts to cut.
 #pragma once
 
 #include <type_traits>
@@ -50,9 +50,21 @@ class Team {
 // Whether the calling thread is a pool worker or inside Team::run.
 bool in_team();
 
-// What starting a team now costs the caller, in microseconds: about 1 if the workers are still
-// polling after the last team, else the system call that wakes them (a late worker costs nothing
-// more: see above).
-double start_latency_us();
+// What starting a team now costs, in microseconds: when the caller can start on its own parts
+// (after handing out the job), and when the workers start on theirs. About 1 and 1 while the
+// workers still poll after the last team; after they have gone to sleep, the wake-up system calls
+// and the workers' own wake-up, as measured on this process's earlier cold starts (in a VM the
+// caller spends 40-65 us waking a worker that runs 75-140 us later).
+struct TeamStart {
+  double caller_us = 1, workers_us = 1;
+  bool asleep = false;
+};
+TeamStart team_start();
+
+// For a call that would take a team if the workers polled, and will not while they sleep: records
+// it, and says whether another such call came within the workers' polling time before it. Calls
+// in such a stream wake the workers anyway (the wake-up then serves the calls that follow, which
+// find them polling); a lone call after a pause runs alone.
+bool wanted_team_recently();
 
 }  // namespace mmla::threading

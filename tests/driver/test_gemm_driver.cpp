@@ -399,6 +399,13 @@ TEST_P(Driver, EveryPartitionMatchesTheReference) {
           Case cs{3 * mr + 2, 4 * nr + 1, 150, true, !prepack, -1.5f, tk > 1 ? 0.5f : 0.0f};
           cs.prepack_b = prepack, cs.part = {tm, tn, tk};
           run_case(kn, blk, cs);
+          // Split along one axis with a bigger or smaller first part (4, 5 and 3 units along M, N, K;
+          // a lead past the end leaves the other parts empty).
+          if ((tm > 1) + (tn > 1) + (tk > 1) == 1)
+            for (std::size_t lead : {1, 3, 9}) {
+              cs.part.lead = lead;
+              run_case(kn, blk, cs);
+            }
           // Fewer rows or columns than parts: some parts are empty.
           Case thin{1, 2, 130, false, true, 1.0f, 1.0f};
           thin.prepack_b = prepack, thin.part = {tm, tn, tk};
@@ -417,7 +424,7 @@ TEST_P(Driver, PrepackedBIsNotSplitAlongK) {
   driver::GemmProblem p;
   p.m = 4, p.n = 4, p.k = 600, p.a = a.data(), p.a_rs = 600, p.a_cs = 1;
   p.b_packed = packed.data(), p.b_layout = &layout, p.c = c.data(), p.c_rs = 4, p.c_cs = 1;
-  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 8, 1.0).tk, 1);
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 8, {}).tk, 1);
   EXPECT_EQ(driver::gemm_partitioned(kn, blk, p, {1, 1, 2}), driver::Status::not_applicable);
   for (float v : c) EXPECT_EQ(v, 3.0f);
 }
@@ -443,9 +450,10 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
   driver::GemmProblem p;
   p.alpha = 1.0f, p.b_rs = 1, p.b_cs = 1;
-  const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads, double start_us = 1.0) {
+  const auto plan = [&](std::size_t m, std::size_t n, std::size_t k, int threads,
+                        threading::TeamStart start = {}) {
     p.m = m, p.n = n, p.k = k;
-    return driver::plan_gemm(kn, blk, p, threads, start_us);
+    return driver::plan_gemm(kn, blk, p, threads, start);
   };
   EXPECT_EQ(plan(1024, 1024, 1024, 1).threads(), 1);
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 2);
@@ -463,21 +471,43 @@ TEST_P(Driver, PlansUseThreadsOnlyWhereTheyPay) {
   p.m = 8, p.n = 768, p.k = 3072;
   const bool in_place = driver::reads_b_in_place(kn, shallow, p);
   EXPECT_EQ(in_place, kn.kr <= 2 && kn.elem_size == sizeof(float)) << kn.name;
-  const driver::Partition narrow = driver::plan_gemm(kn, shallow, p, 2, 1.0);
+  const driver::Partition narrow = driver::plan_gemm(kn, shallow, p, 2, {});
   EXPECT_EQ(narrow.tk, in_place ? 2 : 1) << kn.name;
   EXPECT_EQ(narrow.tn, in_place ? 1 : 2) << kn.name;
   p.b_rs = 3072;
   p.m = 8, p.n = 3072, p.k = 768;
-  EXPECT_EQ(driver::plan_gemm(kn, shallow, p, 2, 1.0).tn, 2);  // 6 KiB pieces: the columns are split
+  EXPECT_EQ(driver::plan_gemm(kn, shallow, p, 2, {}).tn, 2);  // 6 KiB pieces: the columns are split
   // A prepacked B of 3072 x 768: halves of M would each stream all of it, halves of N half of it.
   driver::PackedBLayout layout{&kn, 768, 3072, blk.kc, blk.nc};
   driver::GemmProblem packed = p;
   packed.m = 4 * static_cast<std::size_t>(kn.mr), packed.n = 3072, packed.k = 768;
   packed.b_packed = &layout, packed.b_layout = &layout;  // never read by the planner
-  EXPECT_EQ(driver::plan_gemm(kn, blk, packed, 2, 1.0).tn, 2) << kn.name;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, packed, 2, {}).tn, 2) << kn.name;
   p.b_rs = 1;
   p.alpha = 0.0f;
   EXPECT_EQ(plan(1024, 1024, 1024, 2).threads(), 1);  // only scales C
+}
+
+// Workers that slept start late (the figures are threading::team_start's first guess, as measured in
+// a VM): a call a few times that delay gives the caller's part more of the work, so that both end
+// together; one shorter than the delay runs on one thread. Polling workers get even parts.
+TEST_P(Driver, ColdTeamsGiveTheCallerMore) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  const threading::TeamStart cold{40, 100};
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.b_rs = 1, p.b_cs = 1;
+  // About 280 us on one thread by the planner's rates (5x more multiply-adds a microsecond in bf16).
+  p.m = kn.elem_size == 2 ? 1280 : 256, p.n = p.k = 256;
+  const driver::Partition late = driver::plan_gemm(kn, blk, p, 2, cold);
+  EXPECT_EQ(late.threads(), 2) << kn.name;
+  EXPECT_NE(late.lead, 0u) << kn.name;
+  const driver::Partition polling = driver::plan_gemm(kn, blk, p, 2, {});
+  EXPECT_EQ(polling.threads(), 2) << kn.name;
+  EXPECT_EQ(polling.lead, 0u) << kn.name;
+  p.m = 16;  // ~20 us: not worth waking anyone
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, cold).threads(), 1) << kn.name;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, {}).threads(), 2) << kn.name;
 }
 
 // A part that reads its rows of A in place pays nothing for them, so parts that split N share A for
@@ -496,11 +526,11 @@ TEST_P(Driver, PlansShareAnAReadInPlace) {
   p.m = 2 * h * mr, p.n = 2 * nr, p.k = 4096;  // deep enough that threads pay
   p.a_rs = static_cast<std::ptrdiff_t>(p.k), p.b_rs = static_cast<std::ptrdiff_t>(p.n);
   blk.a_in_place = driver::Blocking::AInPlace::kNever;
-  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 2) << kn.name;  // A outweighs half of B
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, {}).tm, 2) << kn.name;  // A outweighs half of B
   blk.a_in_place = driver::Blocking::AInPlace::kWhenPossible;
   const bool in_place = driver::reads_a_in_place(kn, blk, p, blk.kc);
   EXPECT_EQ(in_place, kn.run_a_in_place != nullptr) << kn.name;
-  const driver::Partition shared = driver::plan_gemm(kn, blk, p, 2, 1.0);
+  const driver::Partition shared = driver::plan_gemm(kn, blk, p, 2, {});
   EXPECT_EQ(shared.tn, in_place ? 2 : 1) << kn.name;
   EXPECT_EQ(shared.tm, in_place ? 1 : 2) << kn.name;
 }
@@ -533,7 +563,7 @@ TEST_P(Driver, PartsOfACallShareItsB) {
   EXPECT_EQ(driver::reads_b_in_place(kn, blk, p), alone) << kn.name;
   blk.b_from_memory_max_panels = 4;
   p.b_call_bytes = 0, p.n *= 2;
-  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, 1.0).tm, 1) << kn.name;
+  EXPECT_EQ(driver::plan_gemm(kn, blk, p, 2, {}).tm, 1) << kn.name;
 }
 
 TEST_P(Driver, DefaultBlockingIsSane) {
@@ -730,9 +760,10 @@ TEST_P(DriverGemv, EveryPartition) {
       for (int axis = 0; axis < 3; ++axis)
         for (bool prepack : {false, true}) {
           if (prepack && (axis == 2 || s[0] != 1)) continue;  // prepacked: m == 1, never split along K
-          const driver::Partition part =
+          driver::Partition part =
               axis == 0 ? driver::Partition{parts, 1, 1}
                         : (axis == 1 ? driver::Partition{1, parts, 1} : driver::Partition{1, 1, parts});
+          part.lead = parts == 3 ? 2 : 0;  // a bigger or smaller first part (cold teams)
           for (bool b_row : {true, false}) {
             run_gemv_case(*GetParam(), s[0], s[1], s[2], true, b_row, true, 0.5f, 2.0f, prepack, part);
             run_gemv_case(*GetParam(), s[0], s[1], s[2], false, b_row, false, -1.0f, 0.0f, prepack, part);
@@ -745,20 +776,24 @@ TEST_P(DriverGemv, ThreadedAndPlanned) {
   if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
   driver::GemmProblem p;
   p.alpha = 1.0f, p.m = 1, p.n = 4096, p.k = 4096;
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tn, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).tn, 2);
   p.n = 8, p.k = 1000000;
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tk, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).tk, 2);
   p.n = 16, p.k = 16;
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).threads(), 1);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).threads(), 1);
   p.n = 768, p.k = 768;  // ~30 us of streaming: worth a polling worker, not a sleeping one
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).threads(), 2);
-  EXPECT_EQ(driver::plan_gemv(p, 2, 50.0).threads(), 1);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).threads(), 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {50, 50}).threads(), 1);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {40, 100}).threads(), 1);  // sleeping workers
+  p.n = 4096, p.k = 4096;                                      // ~4 ms from memory: worth waking them
+  EXPECT_EQ(driver::plan_gemv(p, 2, {40, 100}).threads(), 2);
+  p.n = 768, p.k = 768;
   // A row-major B streamed by rows: halves of 768 columns would be 1.5 KiB pieces of every row, so
   // K is split; halves of 3072 columns (6 KiB) are not.
   p.b_cs = 1, p.b_rs = 768, p.n = 768, p.k = 3072;
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tk, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).tk, 2);
   p.b_rs = 3072, p.n = 3072, p.k = 768;
-  EXPECT_EQ(driver::plan_gemv(p, 2, 1.0).tn, 2);
+  EXPECT_EQ(driver::plan_gemv(p, 2, {}).tn, 2);
   p.b_cs = 0, p.b_rs = 0;
   // Through the pool: a row and a column vector.
   for (const auto& s :

@@ -91,6 +91,36 @@ TEST(Pool, WorkersKeepTheirCpusAfterBeingMovedOffTheCallers) {
   for (const std::string& l : lists) EXPECT_EQ(l, lists.front());
 }
 
+TEST(Pool, TeamStartSaysWhetherTheWorkersPoll) {
+  {
+    Team team(2);
+    ASSERT_EQ(team.size(), 2);
+    team.run(2, [](int) {});
+  }
+  const threading::TeamStart polling = threading::team_start();
+  EXPECT_FALSE(polling.asleep);
+  EXPECT_LE(polling.workers_us, 2.0);
+  // Past their polling time the workers sleep: a team starts later, by what earlier cold teams
+  // measured. Each cold team below measures again; the estimates stay positive and finite.
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const threading::TeamStart cold = threading::team_start();
+    EXPECT_TRUE(cold.asleep);
+    EXPECT_GT(cold.caller_us, 0.0);
+    EXPECT_GT(cold.workers_us, polling.workers_us);
+    EXPECT_LT(cold.workers_us, 1e6);
+    Team team(2);
+    team.run(4, [](int) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+  }
+}
+
+TEST(Pool, WantedTeamRecentlyMeansWithinThePollingTime) {
+  threading::wanted_team_recently();
+  EXPECT_TRUE(threading::wanted_team_recently());  // right after another: a stream of calls
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(threading::wanted_team_recently());  // after a pause: a lone call
+}
+
 TEST(Pool, AFreePoolGivesTheWholeTeam) {
   Team team(3);
   EXPECT_EQ(team.size(), 3);
