@@ -177,8 +177,11 @@ void pack_rows(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::
 }
 
 // B ("pairs"): with the source's rows along n (a row-major B), a 64-byte tile line is one depth
-// pair of 16 columns, interleaved from two rows (load_pairs). The depth pair is the outer loop, so
-// B is read two whole rows at a time in address order (the c2 packer's order, for the same reason).
+// pair of 16 columns, interleaved from two rows (load_pairs). Chunk by chunk of 32 depths, panel by
+// panel: B is read 32 whole rows at a time in address order, and each panel's 2 KiB of the chunk is
+// written at once. (Depth pair by depth pair across all panels, the first order, wrote 64 bytes to
+// each panel in turn, panels kp x 64 bytes apart: a multiple of 4 KiB, so every store of a pair
+// fell in one L1 set. 768x768 bf16: 87 -> 33 us.)
 template <class Src>
 void pack_pairs(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
                 void* dst_v, PackFn fallback) {
@@ -186,18 +189,21 @@ void pack_pairs(const void* src_v, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std:
   const Src* src = static_cast<const Src*>(src_v);
   auto* dst = static_cast<std::uint16_t*>(dst_v);
   const std::size_t kp = (k + kChunk - 1) / kChunk * kChunk;
-  for (std::size_t kk = 0; kk < kp; kk += 2) {
-    const Src* r0 = kk < k ? src + static_cast<std::ptrdiff_t>(kk) * s_k : nullptr;
-    const Src* r1 = kk + 1 < k ? r0 + s_k : nullptr;
-    std::uint16_t* d0 = dst + kk / kChunk * kChunk * kNr + (kk % kChunk) / 2 * 32;
+  for (std::size_t k0 = 0; k0 < kp; k0 += kChunk) {
     for (std::size_t p = 0; p < mn; p += kNr) {
       const std::size_t cols = mn - p < static_cast<std::size_t>(kNr) ? mn - p : kNr;
-      for (std::size_t h = 0; h < 2; ++h) {
-        const std::size_t j = 16 * h;
-        const __m512i v = r0 != nullptr ? load_pairs(r0 + p + j, r1 == nullptr ? nullptr : r1 + p + j,
-                                                     lanes(cols > j ? cols - j : 0))
-                                        : _mm512_setzero_si512();
-        _mm512_storeu_si512(d0 + p * kp + h * 512, v);
+      const __mmask16 lo = lanes(cols), hi = lanes(cols > 16 ? cols - 16 : 0);
+      std::uint16_t* d = dst + p * kp + k0 * kNr;
+      for (std::size_t kk = k0; kk < k0 + kChunk; kk += 2, d += 32) {
+        if (kk >= k) {
+          _mm512_storeu_si512(d, _mm512_setzero_si512());
+          _mm512_storeu_si512(d + 512, _mm512_setzero_si512());
+          continue;
+        }
+        const Src* r0 = src + static_cast<std::ptrdiff_t>(kk) * s_k + p;
+        const Src* r1 = kk + 1 < k ? r0 + s_k : nullptr;
+        _mm512_storeu_si512(d, load_pairs(r0, r1, lo));
+        _mm512_storeu_si512(d + 512, load_pairs(r0 + 16, r1 == nullptr ? nullptr : r1 + 16, hi));
       }
     }
   }
