@@ -91,14 +91,23 @@ TEST(Dispatch, TileSetAndTheTileForEachM) {
   EXPECT_EQ(sel.tiles.size(), same_level);
   // The tile for an m x n C pads it least.
   for (std::size_t m : {1, 2, 7, 8, 12, 24, 32, 100, 128, 256, 1000})
-    for (std::size_t n : {1, 16, 32, 48, 100, 256, 768, 4096}) {
+    for (std::size_t n : {1, 16, 32, 48, 64, 100, 256, 768, 4096}) {
       const auto padded_area = [m, n](const ukernel::GemmKernel* k) {
         const std::size_t mr = static_cast<std::size_t>(k->mr), nr = static_cast<std::size_t>(k->nr);
         return (m + mr - 1) / mr * mr * ((n + nr - 1) / nr * nr);
       };
+      const auto padded_n = [n](const ukernel::GemmKernel* k) {
+        const std::size_t nr = static_cast<std::size_t>(k->nr);
+        return (n + nr - 1) / nr * nr;
+      };
       const auto& chosen = sel.tile_for(m, n);
-      for (const auto& t : sel.tiles)
+      for (const auto& t : sel.tiles) {
         EXPECT_LE(padded_area(chosen.kernel), padded_area(t.kernel)) << "m=" << m << " n=" << n;
+        // Of equal areas (8 x 64 with 8x48 and 12x32), the one with fewer padded columns.
+        if (padded_area(chosen.kernel) == padded_area(t.kernel)) {
+          EXPECT_LE(padded_n(chosen.kernel), padded_n(t.kernel)) << "m=" << m << " n=" << n;
+        }
+      }
     }
 }
 
