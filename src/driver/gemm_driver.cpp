@@ -285,8 +285,11 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       const float beta = pc == 0 ? p.beta : 1.0f;
       const char* b_packed = b_buffer;
       // In place or packed by the kernel: full panels read from B, a partial last one packed here
-      // (in place into the one panel of the buffer, else where it goes in the block).
-      const std::size_t n_full = nc / nr * nr;
+      // (in place into the one panel of the buffer, else where it goes in the block), unless the
+      // kernel reads a partial panel of its width in place too (b_partial_in_place_cols).
+      const std::size_t partial_cols = static_cast<std::size_t>(kernel.b_partial_in_place_cols);
+      const std::size_t n_full =
+          b_in_place && partial_cols != 0 && nc % nr % partial_cols == 0 ? nc : nc / nr * nr;
       if (p.b_packed != nullptr) {
         b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->panel_offset(p.b_col0 + jc, pc);
       } else if (b_in_place || b_by_kernel) {

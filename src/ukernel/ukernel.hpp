@@ -81,6 +81,9 @@ struct GemmKernel {
   RunPackBFn run_pack_b = nullptr;
   // Optional (nullptr: the driver always packs A with pack_a): run() with A read in place.
   RunAInPlaceFn run_a_in_place = nullptr;
+  // A partial panel of B whose width is a multiple of this many columns may be read in place too:
+  // the kernel's loads of B then cover exactly its columns. 0: partial panels are always packed.
+  int b_partial_in_place_cols = 0;
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.

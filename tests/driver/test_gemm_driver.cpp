@@ -1,6 +1,8 @@
 // The driver with every usable kernel and forced blockings small enough that modest problems cross
 // every MC/KC/NC and MR/NR edge; operands in every stride pattern the API layer produces.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -193,6 +195,55 @@ TEST_P(Driver, BReadInPlaceOrPacked) {
         if (HasFatalFailure()) return;
       }
     }
+}
+
+// A kernel that reads a partial panel of B in place (GemmKernel::b_partial_in_place_cols) reads
+// only its columns: B ends right before a page the process may not touch, and the results match.
+TEST_P(Driver, PartialPanelsReadInPlaceStayInsideB) {
+  const GemmKernel& kn = *GetParam();
+  const auto cols = static_cast<std::size_t>(kn.b_partial_in_place_cols);
+  if (cols == 0) GTEST_SKIP() << kn.name << " packs every partial panel";
+  if (!ukernel::usable(kn)) GTEST_SKIP() << kn.name << " is not usable here";
+  driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  blk.b_in_place = driver::Blocking::BInPlace::kWhenPossible;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto nr = static_cast<std::size_t>(kn.nr);
+  for (std::size_t n = nr + cols; n < 3 * nr; n += cols) {
+    if (n % nr == 0) continue;
+    const std::size_t m = 5, k = 37, b_bytes = k * n * sizeof(float);
+    const std::size_t span = (b_bytes + page - 1) / page * page + page;
+    void* region = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(region, MAP_FAILED);
+    char* const guard = static_cast<char*>(region) + span - page;
+    ASSERT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    float* b = reinterpret_cast<float*>(guard - b_bytes);  // B's last element ends at the guard page
+    std::vector<float> a(m * k), c(m * n, 0.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3.0f;
+    for (std::size_t i = 0; i < k * n; ++i) b[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
+    driver::GemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.a = a.data(), p.a_rs = static_cast<std::ptrdiff_t>(k), p.a_cs = 1;
+    p.b = b, p.b_rs = static_cast<std::ptrdiff_t>(n), p.b_cs = 1, p.c = c.data();
+    p.c_rs = static_cast<std::ptrdiff_t>(n), p.c_cs = 1;
+    ASSERT_TRUE(driver::reads_b_in_place(kn, blk, p)) << kn.name;
+    ASSERT_EQ(driver::gemm(kn, blk, p), driver::Status::ok);
+    const Reference r = reference_gemm(
+        static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k), 1.0f,
+        [&](std::int64_t i, std::int64_t q) {
+          return a[static_cast<std::size_t>(i) * k + static_cast<std::size_t>(q)];
+        },
+        [&](std::int64_t q, std::int64_t j) {
+          return b[static_cast<std::size_t>(q) * n + static_cast<std::size_t>(j)];
+        },
+        0.0f, [](std::int64_t, std::int64_t) { return 0.0f; });
+    EXPECT_TRUE(matches(
+        r,
+        [&](std::int64_t i, std::int64_t j) {
+          return c[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(j)];
+        },
+        fp32_bound_factor(static_cast<std::int64_t>(k), 0)))
+        << kn.name << " n=" << n;
+    munmap(region, span);
+  }
 }
 
 // Blocking::a_one_block_bytes: an M of several MC blocks runs as one block of A with B read in

@@ -25,6 +25,7 @@ extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x
                                                          nullptr,
                                                          nullptr,
                                                          run_pack_b,
-                                                         run_a_in_place};
+                                                         run_a_in_place,
+                                                         kPartialInPlaceCols};
 
 }  // namespace mmla::ukernel
