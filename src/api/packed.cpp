@@ -69,7 +69,7 @@ mmla_status pack_b(const char* fname, mmla_layout layout, mmla_transpose trans_b
     err.position = position(err.position);
     return mmla::api::argument_error(fname, err);
   }
-  if (const std::string e = mmla::api::environment_error(); !e.empty())
+  if (const std::string& e = mmla::api::environment_error(); !e.empty())
     return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
 
   const mmla::api::Selection& sel = packed_selection(from_bf16);
@@ -143,7 +143,7 @@ mmla_status gemm_packed(const char* fname, mmla::ukernel::Elem src, mmla_layout 
                ", n = " + str(n));
     return mmla::api::argument_error(fname, err);
   }
-  if (const std::string e = mmla::api::environment_error(); !e.empty())
+  if (const std::string& e = mmla::api::environment_error(); !e.empty())
     return mmla::api::fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
   const mmla::api::Selection& sel = packed_selection(b->from_bf16);
   if (std::none_of(sel.tiles.begin(), sel.tiles.end(),

@@ -29,6 +29,36 @@ bool extent_fits(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int
          !__builtin_add_overflow(r, c, &sum);
 }
 
+// The problem of valid operands (checked by the callers).
+void fill_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* a,
+                  std::int64_t a_rs, std::int64_t a_cs, const void* b, std::int64_t b_rs, std::int64_t b_cs,
+                  float beta, float* c, std::int64_t c_rs, std::int64_t c_cs, bool allow_transpose,
+                  driver::GemmProblem* out) {
+  // A dimension of extent <= 1 is never stepped along: its stride is irrelevant.
+  if (n <= 1) c_cs = 1;
+  if (m <= 1) c_rs = 1;
+  driver::GemmProblem& p = *out;
+  p = {};
+  p.alpha = alpha;
+  p.beta = beta;
+  p.k = static_cast<std::size_t>(k);
+  p.c = c;
+  // Kernels store rows of C with vector stores when C's column stride is 1. A C with unit row stride
+  // is the transpose of such a one: C^T = B^T A^T, i.e. swap the operands and their strides. Other
+  // strides work too, through the kernels' tile buffer.
+  if (c_cs != 1 && c_rs == 1 && allow_transpose) {
+    p.m = static_cast<std::size_t>(n), p.n = static_cast<std::size_t>(m);
+    p.a = b, p.a_rs = b_cs, p.a_cs = b_rs;
+    p.b = a, p.b_rs = a_cs, p.b_cs = a_rs;
+    p.c_rs = c_cs, p.c_cs = c_rs;
+  } else {
+    p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n);
+    p.a = a, p.a_rs = a_rs, p.a_cs = a_cs;
+    p.b = b, p.b_rs = b_rs, p.b_cs = b_cs;
+    p.c_rs = c_rs, p.c_cs = c_cs;
+  }
+}
+
 }  // namespace
 
 mmla_status fail(mmla_status status, std::string reason) {
@@ -89,8 +119,11 @@ bool blas_to_problem(int layout, int trans_a, int trans_b, std::int64_t m, std::
     return reject(err, 11, "B's extent overflows the address space");
   if (!extent_fits(m, n, row ? ldc : 1, row ? 1 : ldc))
     return reject(err, 14, "C's extent overflows the address space");
-  return strided_to_problem(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, row ? ldc : 1,
-                            row ? 1 : ldc, allow_transpose, out, err);
+  // Strides made from valid leading dimensions are valid, and C's rows (columns) ldc apart do not
+  // overlap: strided_to_problem's checks hold.
+  fill_problem(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, row ? ldc : 1, row ? 1 : ldc,
+               allow_transpose, out);
+  return true;
 }
 
 bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* a,
@@ -132,26 +165,7 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
                   "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") make elements of the " + str(m) +
                       " x " + str(n) + " result overlap");
 
-  driver::GemmProblem& p = *out;
-  p = {};
-  p.alpha = alpha;
-  p.beta = beta;
-  p.k = static_cast<std::size_t>(k);
-  p.c = c;
-  // Kernels store rows of C with vector stores when C's column stride is 1. A C with unit row stride
-  // is the transpose of such a one: C^T = B^T A^T, i.e. swap the operands and their strides. Other
-  // strides work too, through the kernels' tile buffer.
-  if (c_cs != 1 && c_rs == 1 && allow_transpose) {
-    p.m = static_cast<std::size_t>(n), p.n = static_cast<std::size_t>(m);
-    p.a = b, p.a_rs = b_cs, p.a_cs = b_rs;
-    p.b = a, p.b_rs = a_cs, p.b_cs = a_rs;
-    p.c_rs = c_cs, p.c_cs = c_rs;
-  } else {
-    p.m = static_cast<std::size_t>(m), p.n = static_cast<std::size_t>(n);
-    p.a = a, p.a_rs = a_rs, p.a_cs = a_cs;
-    p.b = b, p.b_rs = b_rs, p.b_cs = b_cs;
-    p.c_rs = c_rs, p.c_cs = c_cs;
-  }
+  fill_problem(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs, allow_transpose, out);
   return true;
 }
 
@@ -237,7 +251,7 @@ const GemvSelection& gemv_selection() {
   return kSel;
 }
 
-std::string environment_error() {
+const std::string& environment_error() {
   if (!cpu::cap().error.empty()) return cpu::cap().error;
   if (!fpmath_env_error().empty()) return fpmath_env_error();
   return num_threads_env_error();
@@ -245,7 +259,7 @@ std::string environment_error() {
 
 mmla_status run_gemm(const driver::GemmProblem& p) {
   // An invalid MMLA_ISA or MMLA_FPMATH_MODE fails every call, even one with nothing to compute.
-  if (const std::string e = environment_error(); !e.empty()) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
+  if (const std::string& e = environment_error(); !e.empty()) return fail(MMLA_STATUS_INVALID_ENVIRONMENT, e);
   // bf16 inputs, or fp32 in fast-math mode, go to a bf16 kernel where the CPU has BF16 instructions
   // and M is large enough for the faster products to pay for converting B while packing it (each
   // call converts all of B: K x N work against M x N x K). Elsewhere the fp32 kernels run: widening

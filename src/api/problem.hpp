@@ -77,7 +77,7 @@ std::string num_threads_source();
 const std::string& num_threads_env_error();
 
 // The environment error that fails every call (MMLA_ISA, MMLA_FPMATH_MODE or MMLA_NUM_THREADS), "" if none.
-std::string environment_error();
+const std::string& environment_error();
 
 // Sets the last error to "<function>: argument <position>: <reason>" and returns INVALID_ARGUMENT.
 mmla_status argument_error(const char* function, const ArgError& err);

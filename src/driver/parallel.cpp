@@ -208,6 +208,20 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const Align al = gemm_align(kernel, p);
   const double k = static_cast<double>(p.k);
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
+  const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
+  // No team can finish before its first thread starts plus its share of the work (below, with the
+  // work priced exactly). First with a bound of it, every element of A and B packed, which spares a
+  // small call the pricing.
+  const auto team_cannot_pay = [&](double work) {
+    return work * (1.0 - 1.0 / threads) <= std::min(caller, workers) + team_cost;
+  };
+  {
+    const double mp = static_cast<double>(tiles_m * al.m), np = static_cast<double>(tiles_n * al.n);
+    const double a_blocks = std::ceil(mp / static_cast<double>(std::max<std::size_t>(blocking.mc, 1)));
+    if (team_cannot_pay(mp * np * k + kPackCost * mp * k * std::ceil(np / nc) +
+                        (kPackCost + kPackedReadCost * a_blocks) * k * np))
+      return best;
+  }
   const bool pack_b = p.b_packed == nullptr;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   // What a part of mt x nt x kt (tm x tn parts across M and N) pays for its columns of B: packing
@@ -245,10 +259,8 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     return static_cast<double>(mt) * static_cast<double>(nt) * k + a_cost(mt, nt, p.k) +
            b_cost(mt, nt, p.k, tm, tn);
   };
-  const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
   double best_cost = part_time(tiles_m * al.m, tiles_n * al.n, 1, 1);
-  // No team can finish before its first thread starts plus its share of the work.
-  if (best_cost <= std::min(caller, workers) + best_cost / threads + team_cost) return best;
+  if (team_cannot_pay(best_cost)) return best;
   const bool late = start.workers_us - start.caller_us > kLateStartUs;
   for (int t = 2; t <= threads; ++t) {
     for (int tm = 1; tm <= t; ++tm) {
