@@ -196,6 +196,18 @@ bool k_split_possible(const GemmProblem& p, int parts) {
   return p.b_packed == nullptr && p.k >= kMinKSlice * static_cast<std::size_t>(parts);
 }
 
+// An upper bound of plan_gemm's price of the whole problem on one thread: every element of A and
+// B packed (and a packed B read once per MC block).
+double work_bound(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
+  const Align al = gemm_align(kernel, p);
+  const double mp = static_cast<double>(ceil_div(p.m, al.m) * al.m);
+  const double np = static_cast<double>(ceil_div(p.n, al.n) * al.n), k = static_cast<double>(p.k);
+  const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
+  const double a_blocks = std::ceil(mp / static_cast<double>(std::max<std::size_t>(blocking.mc, 1)));
+  return mp * np * k + kPackCost * mp * k * std::ceil(np / nc) +
+         (kPackCost + kPackedReadCost * a_blocks) * k * np;
+}
+
 }  // namespace
 
 Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
@@ -210,18 +222,11 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
   // No team can finish before its first thread starts plus its share of the work (below, with the
-  // work priced exactly). First with a bound of it, every element of A and B packed, which spares a
-  // small call the pricing.
+  // work priced exactly). First with a bound of it, which spares a small call the pricing.
   const auto team_cannot_pay = [&](double work) {
     return work * (1.0 - 1.0 / threads) <= std::min(caller, workers) + team_cost;
   };
-  {
-    const double mp = static_cast<double>(tiles_m * al.m), np = static_cast<double>(tiles_n * al.n);
-    const double a_blocks = std::ceil(mp / static_cast<double>(std::max<std::size_t>(blocking.mc, 1)));
-    if (team_cannot_pay(mp * np * k + kPackCost * mp * k * std::ceil(np / nc) +
-                        (kPackCost + kPackedReadCost * a_blocks) * k * np))
-      return best;
-  }
+  if (team_cannot_pay(work_bound(kernel, blocking, p))) return best;
   const bool pack_b = p.b_packed == nullptr;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   // What a part of mt x nt x kt (tm x tn parts across M and N) pays for its columns of B: packing
@@ -380,6 +385,10 @@ Partition plan_now(threading::TeamStart& start, const Plan& plan) {
 
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                      int threads) {
+  // Too small for even polling workers (the cheapest start): no need to ask the pool or plan.
+  const double polling_team = (threading::TeamStart{}.caller_us + kTeamOverheadUs) * fmas_per_us(kernel);
+  if (threads <= 1 || work_bound(kernel, blocking, p) * (1.0 - 1.0 / threads) <= polling_team)
+    return gemm(kernel, blocking, p);
   threading::TeamStart start = threading::team_start();
   Partition part =
       plan_now(start, [&](threading::TeamStart s) { return plan_gemm(kernel, blocking, p, threads, s); });
