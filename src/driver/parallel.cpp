@@ -34,6 +34,14 @@ constexpr double kTeamOverheadUs = 2;
 // Workers that start this much later than the caller (they were asleep) get smaller parts than the
 // caller's, which is part 0 (Partition::lead).
 constexpr double kLateStartUs = 10;
+bool workers_late(threading::TeamStart start) { return start.workers_us - start.caller_us > kLateStartUs; }
+
+// No team can finish before its first thread starts plus its share of `work` (multiply-adds, or
+// streamed elements for the GEMV, at `rate` a microsecond).
+bool team_cannot_pay(double work, int threads, threading::TeamStart start, double rate) {
+  return work * (1.0 - 1.0 / threads) <=
+         (std::min(start.caller_us, start.workers_us) + kTeamOverheadUs) * rate;
+}
 
 // A split of one axis of `units` units into `parts` parts, part 0 the caller's: `lead` units for
 // it (0: an even split) and when the last part ends, `time` (in multiply-adds).
@@ -221,12 +229,8 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
   const double k = static_cast<double>(p.k);
   const double nc = static_cast<double>(std::max<std::size_t>(blocking.nc, 1));
   const std::size_t tiles_m = ceil_div(p.m, al.m), tiles_n = ceil_div(p.n, al.n);
-  // No team can finish before its first thread starts plus its share of the work (below, with the
-  // work priced exactly). First with a bound of it, which spares a small call the pricing.
-  const auto team_cannot_pay = [&](double work) {
-    return work * (1.0 - 1.0 / threads) <= std::min(caller, workers) + team_cost;
-  };
-  if (team_cannot_pay(work_bound(kernel, blocking, p))) return best;
+  // First with a bound of the work, which spares a small call the pricing; below with its price.
+  if (team_cannot_pay(work_bound(kernel, blocking, p), threads, start, rate)) return best;
   const bool pack_b = p.b_packed == nullptr;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   // What a part of mt x nt x kt (tm x tn parts across M and N) pays for its columns of B: packing
@@ -265,8 +269,8 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
            b_cost(mt, nt, p.k, tm, tn);
   };
   double best_cost = part_time(tiles_m * al.m, tiles_n * al.n, 1, 1);
-  if (team_cannot_pay(best_cost)) return best;
-  const bool late = start.workers_us - start.caller_us > kLateStartUs;
+  if (team_cannot_pay(best_cost, threads, start, rate)) return best;
+  const bool late = workers_late(start);
   for (int t = 2; t <= threads; ++t) {
     for (int tm = 1; tm <= t; ++tm) {
       if (t % tm != 0) continue;
@@ -294,8 +298,8 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
       const std::size_t m_p = tiles_m * al.m, n_p = tiles_n * al.n;
       const double m = static_cast<double>(m_p), n = static_cast<double>(n_p);
       const double reduction = kPackCost * m * n * t;
-      const auto slice_time = [&](std::size_t kt_) {
-        return m * n * static_cast<double>(kt_) + a_cost(m_p, n_p, kt_) + b_cost(m_p, n_p, kt_, 1, 1);
+      const auto slice_time = [&](std::size_t depth) {
+        return m * n * static_cast<double>(depth) + a_cost(m_p, n_p, depth) + b_cost(m_p, n_p, depth, 1, 1);
       };
       AxisSplit s{0, std::max(caller, workers) + m * n * k / t + a_cost(m_p, n_p, slice.k) +
                          b_cost(m_p, n_p, slice.k, 1, 1)};
@@ -318,7 +322,7 @@ Partition plan_gemv(const GemmProblem& p, int threads, threading::TeamStart star
   const double rate = gemv_elems_per_us(static_cast<double>(p.m) * p.n * p.k);
   const double caller = start.caller_us * rate, workers = start.workers_us * rate;
   const double team_cost = kTeamOverheadUs * rate;
-  const bool late = start.workers_us - start.caller_us > kLateStartUs;
+  const bool late = workers_late(start);
   const Align al = gemv_align(p);
   const bool row = p.m == 1;
   const std::size_t len = row ? p.n : p.m, align = row ? al.n : al.m;
@@ -329,7 +333,7 @@ Partition plan_gemv(const GemmProblem& p, int threads, threading::TeamStart star
   const bool lines_in_pieces = p.b_packed == nullptr && (row ? p.b_cs : p.a_rs) == 1;
   const double src_bytes = static_cast<double>(ukernel::kElemBytes[static_cast<int>(p.src)]);
   double best_cost = static_cast<double>(len) * k;
-  if (best_cost <= std::min(caller, workers) + best_cost / threads + team_cost) return best;
+  if (team_cannot_pay(best_cost, threads, start, rate)) return best;
   const std::size_t units = ceil_div(len, align);
   const auto output_time = [&](std::size_t u) {
     const double part = static_cast<double>(u * align);
@@ -386,8 +390,8 @@ Partition plan_now(threading::TeamStart& start, const Plan& plan) {
 Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p,
                      int threads) {
   // Too small for even polling workers (the cheapest start): no need to ask the pool or plan.
-  const double polling_team = (threading::TeamStart{}.caller_us + kTeamOverheadUs) * fmas_per_us(kernel);
-  if (threads <= 1 || work_bound(kernel, blocking, p) * (1.0 - 1.0 / threads) <= polling_team)
+  if (threads <= 1 ||
+      team_cannot_pay(work_bound(kernel, blocking, p), threads, threading::TeamStart{}, fmas_per_us(kernel)))
     return gemm(kernel, blocking, p);
   threading::TeamStart start = threading::team_start();
   Partition part =
