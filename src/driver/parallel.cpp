@@ -392,7 +392,7 @@ Status gemm_threaded(const ukernel::GemmKernel& kernel, const Blocking& blocking
   // Too small for even polling workers (the cheapest start): no need to ask the pool or plan.
   if (threads <= 1 ||
       team_cannot_pay(work_bound(kernel, blocking, p), threads, threading::TeamStart{}, fmas_per_us(kernel)))
-    return gemm(kernel, blocking, p);
+    return gemm_small(kernel, p) == Status::ok ? Status::ok : gemm(kernel, blocking, p);
   threading::TeamStart start = threading::team_start();
   Partition part =
       plan_now(start, [&](threading::TeamStart s) { return plan_gemm(kernel, blocking, p, threads, s); });

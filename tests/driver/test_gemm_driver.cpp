@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cpu/cpu.hpp"
@@ -31,6 +32,7 @@ struct Case {
   driver::Partition part{};  // split into parts as threads would (run here one after another)
   int threads = 0;           // > 0: through gemm_threaded with this many threads instead
   bool bf16_src = false;     // A and B passed as bf16 (their values rounded to bf16 first)
+  bool small = false;        // through gemm_small instead (which must take the problem)
 };
 
 // The values of m rounded to bf16, and those bf16 bits.
@@ -86,7 +88,9 @@ void run_case(const GemmKernel& kn, const driver::Blocking& blk, const Case& cs)
   } else {
     p.b = b_data, p.b_rs = b.rs, p.b_cs = b.cs;
   }
-  if (cs.threads > 0)
+  if (cs.small)
+    ASSERT_EQ(driver::gemm_small(kn, p), driver::Status::ok) << kn.name;
+  else if (cs.threads > 0)
     ASSERT_EQ(driver::gemm_threaded(kn, blk, p, cs.threads), driver::Status::ok);
   else
     ASSERT_EQ(driver::gemm_partitioned(kn, blk, p, cs.part), driver::Status::ok);
@@ -195,6 +199,36 @@ TEST_P(Driver, BReadInPlaceOrPacked) {
         if (HasFatalFailure()) return;
       }
     }
+}
+
+// Problems whose operands stay in L1 run tile by tile straight from A and B (driver::gemm_small),
+// with every edge a tile can have, both C layouts, alpha and beta; where the kernel cannot read
+// them in place it declines and writes nothing.
+TEST_P(Driver, SmallProblemsRunStraightFromAAndB) {
+  const GemmKernel& kn = *GetParam();
+  if (!ukernel::usable(kn)) GTEST_SKIP() << kn.name << " is not usable here";
+  const driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  const std::int64_t mr = kn.mr, nr = kn.nr, cols = kn.b_partial_in_place_cols;
+  const bool bf16 = kn.elem_size == sizeof(std::uint16_t);
+  if (kn.run_a_in_place != nullptr && kn.enter == nullptr) {
+    for (std::int64_t m : {std::int64_t{1}, mr - 1, mr + 1, 2 * mr + 3})
+      for (std::int64_t n : {nr, 2 * nr, nr + (cols != 0 ? cols : nr)})
+        for (std::int64_t k : {2, 8, 32})
+          for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, {-0.5f, 1.0f}, {2.0f, 0.25f}})
+            for (bool c_row : {true, false}) {
+              Case cs{m, n, k, true, true, alpha, beta, c_row};
+              cs.small = true, cs.bf16_src = bf16;
+              run_case(kn, blk, cs);
+              if (HasFatalFailure()) return;
+            }
+  }
+  // A column-major B is not read in place: declined, C untouched.
+  std::vector<float> a(4 * 8, 1.0f), b(8 * 4, 1.0f), c(16, 3.0f);
+  driver::GemmProblem p;
+  p.m = 4, p.n = 4, p.k = 8, p.a = a.data(), p.a_rs = 8, p.a_cs = 1;
+  p.b = b.data(), p.b_rs = 1, p.b_cs = 8, p.c = c.data(), p.c_rs = 4, p.c_cs = 1;
+  EXPECT_EQ(driver::gemm_small(kn, p), driver::Status::not_applicable) << kn.name;
+  for (float v : c) EXPECT_EQ(v, 3.0f);
 }
 
 // A kernel that reads a partial panel of B in place (GemmKernel::b_partial_in_place_cols) reads
