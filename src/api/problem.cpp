@@ -151,9 +151,6 @@ bool strided_to_problem(std::int64_t m, std::int64_t n, std::int64_t k, float al
         err, 13,
         "C's strides (" + str(c_rs) + ", " + str(c_cs) + ") are not valid for " + str(m) + " x " + str(n));
 
-  // A dimension of extent <= 1 is never stepped along: its stride is irrelevant.
-  if (n <= 1) c_cs = 1;
-  if (m <= 1) c_rs = 1;
   // Distinct (i, j) must be distinct elements: rows (or columns) must not interleave.
   const auto no_overlap = [](std::int64_t outer_stride, std::int64_t inner_extent,
                              std::int64_t inner_stride) {

@@ -91,6 +91,16 @@ bool b_readable_in_place(const ukernel::GemmKernel& kernel, const GemmProblem& p
   return p.b_packed == nullptr && p.b_cs == 1 && operands_readable(kernel, p);
 }
 
+namespace {
+// Whether the last panel of `cols` columns of B (nr of them if whole) is read in place along with
+// the whole ones, or packed (GemmKernel::b_partial_in_place_cols).
+bool last_panel_in_place(const ukernel::GemmKernel& kernel, std::size_t cols) {
+  const auto partial = cols % static_cast<std::size_t>(kernel.nr);
+  const auto multiple = static_cast<std::size_t>(kernel.b_partial_in_place_cols);
+  return partial == 0 || (multiple != 0 && partial % multiple == 0);
+}
+}  // namespace
+
 bool reads_b_in_place(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p) {
   using B = Blocking::BInPlace;
   if (!b_readable_in_place(kernel, p) || blocking.b_in_place == B::kNever) return false;
@@ -231,16 +241,12 @@ constexpr std::size_t kSmallOperandBytes = 16 << 10;
 Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
   const std::size_t mr = static_cast<std::size_t>(kernel.mr), nr = static_cast<std::size_t>(kernel.nr);
   const std::size_t src_elem = ukernel::kElemBytes[static_cast<int>(p.src)];
-  const std::size_t partial = p.n % nr, cols = static_cast<std::size_t>(kernel.b_partial_in_place_cols);
+  // k == 0 or alpha == 0 (C only scaled, A and B not read) are gemm()'s.
   if (kernel.run_a_in_place == nullptr || kernel.enter != nullptr || p.a_cs != 1 ||
-      !b_readable_in_place(kernel, p) || (partial != 0 && (cols == 0 || partial % cols != 0)) ||
-      p.k * p.n * src_elem > kSmallOperandBytes || p.m * p.k * src_elem > kSmallOperandBytes || p.m == 0 ||
-      p.n == 0)
+      !b_readable_in_place(kernel, p) || !last_panel_in_place(kernel, p.n) ||
+      p.k * p.n * src_elem > kSmallOperandBytes || p.m * p.k * src_elem > kSmallOperandBytes || p.k == 0 ||
+      p.alpha == 0.0f)
     return Status::not_applicable;
-  if (p.k == 0 || p.alpha == 0.0f) {
-    scale_c(p);
-    return Status::ok;
-  }
   const char* const a = static_cast<const char*>(p.a);
   const char* const b = static_cast<const char*>(p.b);
   const auto stride = static_cast<std::ptrdiff_t>(src_elem);
@@ -319,9 +325,7 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
       // In place or packed by the kernel: full panels read from B, a partial last one packed here
       // (in place into the one panel of the buffer, else where it goes in the block), unless the
       // kernel reads a partial panel of its width in place too (b_partial_in_place_cols).
-      const std::size_t partial_cols = static_cast<std::size_t>(kernel.b_partial_in_place_cols);
-      const std::size_t n_full =
-          b_in_place && partial_cols != 0 && nc % nr % partial_cols == 0 ? nc : nc / nr * nr;
+      const std::size_t n_full = b_in_place && last_panel_in_place(kernel, nc) ? nc : nc / nr * nr;
       if (p.b_packed != nullptr) {
         b_packed = static_cast<const char*>(p.b_packed) + p.b_layout->panel_offset(p.b_col0 + jc, pc);
       } else if (b_in_place || b_by_kernel) {

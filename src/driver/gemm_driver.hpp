@@ -152,8 +152,8 @@ bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking&
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 
 // The same for a problem whose operands stay in L1, tile by tile straight from A and B: no
-// blocking, packing buffers or kernel state. Status::not_applicable where the kernel cannot read
-// both in place (gemm() then runs it).
+// blocking, packing buffers or kernel state. Status::not_applicable, touching nothing, where the
+// kernel cannot read both in place or where k == 0 or alpha == 0 (gemm() then runs it).
 Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p);
 
 // The matrix-vector path for m == 1 or n == 1: streams the big operand once with a GEMV kernel.
