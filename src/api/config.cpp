@@ -90,6 +90,10 @@ std::string make_report() {
     if (s.kernel->run_a_in_place != nullptr &&
         s.blocking.a_in_place != mmla::driver::Blocking::AInPlace::kNever)
       o << "; A read in place where its rows lie back to back";
+    if (s.blocking.kc_slice != 0)
+      o << "; K blocks of " << s.blocking.kc_slice + 1 << "-" << 2 * s.blocking.kc_slice
+        << " depths in two slices from " << s.blocking.kc_slice_min_rows
+        << " rows (MC=" << s.blocking.mc_sliced << ")";
     o << "; prepacked: KC=" << s.blocking.kc << " NC=" << s.blocking.nc << "]\n";
     o << "  why: " << s.why << "\n";
     if (s.tiles.size() > 1) {

@@ -31,6 +31,10 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   block of B is sized to half the L2 (packed, then read once per MR panel from L2), not the L3
 //   share: sbgemm 32x3072x768 237 -> 326-364 GFLOPS, 64x3072x768 400 -> 492-512, 32x4096x4096
 //   170 -> 193-203, 128x4096x4096 490 -> 452 (A is packed once per NC block).
+// - AMX: a K block of 385-768 depths runs in two slices (the calls of a micro-panel of B take the
+//   first half of its depth for every MR panel of A, then the second), so that the half they share
+//   stays in L1: with both panels from L2 the kernel waits for L2 (a cache line a cycle). 512x768x768
+//   sbgemm +8-10%; not for one or two MR panels, not for deeper blocks (3+ slices lost).
 // - A prepacked B serves any M, and costs no packing per call: it is laid out with the many-rows
 //   KC and NC (src/api/packed.cpp; measured on Zen 4, KC 2048 was as fast as or faster than
 //   KC 192-1024 from M = 8 to 4096).
@@ -69,8 +73,14 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
-  if (k.isa == cpu::Isa::amx)
+  if (k.isa == cpu::Isa::amx) {
     b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
+    // Two slices: half a micro-panel of B in half the L1, a micro-panel's column of C (mc x NR
+    // fp32) in two thirds of it (Golden Cove: 384 depths, 256 rows).
+    b.kc_slice = round_down(caches.l1d / 2 / (nr * elem), kr_round);
+    b.kc_slice_min_rows = 3 * mr;
+    b.mc_sliced = round_down(caches.l1d * 2 / 3 / (nr * sizeof(float)), mr);
+  }
   if (cpu.vendor == cpu::Vendor::intel) {
     // Many rows: the blocks fill half the L2, the block of A sized at the depth of each call.
     // MC keeps saying which M runs as one block.

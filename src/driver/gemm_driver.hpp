@@ -56,6 +56,12 @@ struct Blocking {
   // Whether a row-major A is read in place by a kernel that can (GemmKernel::run_a_in_place)
   // instead of packed: kAuto decides from the shape (reads_a_in_place); tests force both paths.
   enum class AInPlace { kAuto, kNever, kWhenPossible } a_in_place = AInPlace::kAuto;
+  // Nonzero: a K block deeper than this and at most twice as deep, with A and B both packed and at
+  // least kc_slice_min_rows rows of A, runs in two slices: the kernel calls of each micro-panel of B
+  // take the first half of its depth for every MR panel of A, then the second half, so that the
+  // half they share stays in L1. The block of A then has at most mc_sliced rows. call_blocking
+  // leaves kc_slice nonzero only for a call that slices (docs/blocking.md, "Two slices").
+  std::size_t kc_slice = 0, kc_slice_min_rows = 0, mc_sliced = 0;
 };
 
 Blocking blocking_for(const ukernel::GemmKernel& kernel, const cpu::CpuInfo& cpu);
@@ -141,7 +147,8 @@ bool reads_a_in_place(const ukernel::GemmKernel& kernel, const Blocking& blockin
                       std::size_t kc);
 // The blocking gemm() runs this problem with: KC and NC of a prepacked B, of a B read in place in
 // shallow blocks or of one pass over M, KC balanced over K, MC for one block of A or for
-// Blocking::a_block_bytes. The planner asks it too, so that it judges a part as gemm() will run it.
+// Blocking::a_block_bytes, and whether its K blocks run in two slices (kc_slice, else 0). The
+// planner asks it too, so that it judges a part as gemm() will run it.
 Blocking call_blocking(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 // For a B read in place: whether it is read in K blocks of blocking.kc_in_place depths.
 bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking& blocking,

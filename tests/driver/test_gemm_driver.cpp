@@ -54,6 +54,7 @@ std::size_t shallowest_kc(const driver::Blocking& blk) {
   std::size_t kc = blk.kc;
   for (std::size_t other : {blk.kc_one_pass, blk.kc_in_place})
     if (other != 0) kc = std::min(kc, other);
+  if (blk.kc_slice != 0) kc = std::min(kc, std::max<std::size_t>(blk.kc_slice / 2, 1));  // halves of a block
   return kc;
 }
 
@@ -408,6 +409,60 @@ TEST_P(Driver, AReadInPlace) {
     }
   for (std::int64_t m : {std::int64_t{1}, 2 * mr + 1, 9 * mr})  // the default blocking and rule
     run_case(kn, def, Case{m, 2 * nr + 5, 64, true, true, 1.0f, 0.0f, true, false, {}, 0, bf16});
+}
+
+// Blocking::kc_slice: K blocks deeper than kc_slice and at most twice that, with packed A and B and
+// enough rows, run in two slices, the block of A capped at mc_sliced rows; the rest as before.
+TEST_P(Driver, KBlocksInTwoSlices) {
+  const GemmKernel& kn = *GetParam();
+  const auto mr = static_cast<std::size_t>(kn.mr), nr = static_cast<std::size_t>(kn.nr);
+  const std::size_t s = driver::depth_round(kn);  // the slice depth: a multiple of KR
+  driver::Blocking blk{4 * mr, 2 * s, 2 * nr + 3};
+  blk.kc_slice = s, blk.kc_slice_min_rows = 2 * mr, blk.mc_sliced = 2 * mr + 1;
+  blk.a_in_place = driver::Blocking::AInPlace::kNever;
+  blk.b_in_place = driver::Blocking::BInPlace::kNever;
+  const bool bf16 = kn.elem_size == 2;
+  driver::GemmProblem p;
+  p.m = 5 * mr + 3, p.n = 3 * nr + 1, p.k = 5 * s + 3;  // blocks of 2s, 2s and s + 3 (balanced: 2s each)
+  p.a_rs = static_cast<std::ptrdiff_t>(p.k), p.a_cs = 1, p.b_rs = 1,
+  p.b_cs = static_cast<std::ptrdiff_t>(p.k);
+  p.c_rs = static_cast<std::ptrdiff_t>(p.n);
+  p.src = bf16 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  const driver::Blocking sliced = driver::call_blocking(kn, blk, p);
+  EXPECT_EQ(sliced.kc_slice, s) << kn.name;
+  EXPECT_EQ(sliced.mc, 2 * mr) << kn.name;  // mc_sliced rounded down to MR
+  driver::GemmProblem q = p;
+  q.m = 2 * mr - 1;  // too few rows
+  EXPECT_EQ(driver::call_blocking(kn, blk, q).kc_slice, 0u) << kn.name;
+  q = p, q.c_rs = 1024;  // rows of C a page apart
+  EXPECT_EQ(driver::call_blocking(kn, blk, q).kc_slice, 0u) << kn.name;
+  q = p, q.k = s;  // one block of s: nothing to slice
+  EXPECT_EQ(driver::call_blocking(kn, blk, q).kc_slice, 0u) << kn.name;
+  driver::Blocking deep = blk;
+  deep.kc = 3 * s;  // blocks of 3s: more than two slices' worth
+  EXPECT_EQ(driver::call_blocking(kn, deep, p).kc_slice, 0u) << kn.name;
+  EXPECT_EQ(driver::call_blocking(kn, deep, p).mc, 4 * mr) << kn.name;
+  const auto m = static_cast<std::int64_t>(p.m), n = static_cast<std::int64_t>(p.n),
+             k = static_cast<std::int64_t>(p.k);
+  for (bool prepack : {false, true})
+    for (float beta : {0.0f, 0.5f}) {
+      run_case(kn, blk, Case{m, n, k, true, false, -1.25f, beta, true, prepack, {}, 0, bf16});
+      run_case(kn, blk, Case{m, n, k, false, false, 1.0f, beta, false, prepack, {}, 0, bf16});
+      run_case(kn, blk,
+               Case{m,
+                    n,
+                    2 * static_cast<std::int64_t>(s) - 1,
+                    true,
+                    false,
+                    1.0f,
+                    beta,
+                    true,
+                    prepack,
+                    {},
+                    0,
+                    bf16});  // one block, its second slice partial
+      if (HasFatalFailure()) return;
+    }
 }
 
 // Blocking::kc_in_place_cached_b: the shallow K blocks of B read in place for every B (KR = 1), or
