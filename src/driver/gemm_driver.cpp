@@ -7,8 +7,6 @@
 #include "ukernel/bf16.hpp"
 
 namespace mmla::driver {
-
-constexpr std::size_t kPageBytes = 4096;
 namespace {
 
 // A per-thread, grow-only, 64-byte aligned scratch buffer: packing needs no allocation per call
@@ -375,36 +373,30 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
           }
           // The first MR panel of the first block of A packs a full micro-panel for the rest.
           const bool pack_panel = b_by_kernel && ic == 0 && jr < n_full;
-          if (slice < kcp) {  // packed A and B: a slice of a panel is its rows from depth d0 on
-            for (std::size_t d0 = 0; d0 < kcp; d0 += slice)
-              for (std::size_t ir = 0; ir < mc; ir += mr)
-                kernel.run(std::min(mr, mc - ir), n_tile, std::min(slice, kcp - d0),
-                           a_packed + (ir * kcp + d0 * mr) * elem, bp + d0 * nr * elem, b_ks,
-                           p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
-                               static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs,
-                           p.c_rs, p.c_cs, p.alpha, d0 == 0 ? beta : 1.0f);
-            continue;
-          }
-          for (std::size_t ir = 0; ir < mc; ir += mr) {
-            const std::size_t m_tile = std::min(mr, mc - ir);
-            float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
-                             static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
-            if (a_in_place) {
-              // kcp == kc here: K (and so every K block) is a multiple of KR (reads_a_in_place).
-              const char* const a_rows = a + off(ic + ir, p.a_rs) + off(pc, 1);
-              if (pack_panel && ir == 0) {
-                kernel.run_a_in_place(m_tile, nr, kcp, a_rows, p.a_rs, b_panel, p.b_rs,
-                                      b_buffer + jr * kcp * elem, c, p.c_rs, p.c_cs, p.alpha, beta);
+          // Two slices (call_blocking) only with A and B packed: a slice of a panel is its part
+          // from depth d0 on. Otherwise one pass, d0 = 0.
+          for (std::size_t d0 = 0; d0 < kcp; d0 += slice) {
+            for (std::size_t ir = 0; ir < mc; ir += mr) {
+              const std::size_t m_tile = std::min(mr, mc - ir);
+              float* const c = p.c + static_cast<std::ptrdiff_t>(ic + ir) * p.c_rs +
+                               static_cast<std::ptrdiff_t>(jc + jr) * p.c_cs;
+              if (a_in_place) {
+                // kcp == kc here: K (and so every K block) is a multiple of KR (reads_a_in_place).
+                const char* const a_rows = a + off(ic + ir, p.a_rs) + off(pc, 1);
+                if (pack_panel && ir == 0) {
+                  kernel.run_a_in_place(m_tile, nr, kcp, a_rows, p.a_rs, b_panel, p.b_rs,
+                                        b_buffer + jr * kcp * elem, c, p.c_rs, p.c_cs, p.alpha, beta);
+                } else {
+                  kernel.run_a_in_place(m_tile, n_tile, kcp, a_rows, p.a_rs, bp, b_ks, nullptr, c, p.c_rs,
+                                        p.c_cs, p.alpha, beta);
+                }
+              } else if (pack_panel && ir == 0) {
+                kernel.run_pack_b(m_tile, kcp, a_packed, b_panel, p.b_rs, b_buffer + jr * kcp * elem, c,
+                                  p.c_rs, p.c_cs, p.alpha, beta);
               } else {
-                kernel.run_a_in_place(m_tile, n_tile, kcp, a_rows, p.a_rs, bp, b_ks, nullptr, c, p.c_rs,
-                                      p.c_cs, p.alpha, beta);
+                kernel.run(m_tile, n_tile, std::min(slice, kcp - d0), a_packed + (ir * kcp + d0 * mr) * elem,
+                           bp + d0 * nr * elem, b_ks, c, p.c_rs, p.c_cs, p.alpha, d0 == 0 ? beta : 1.0f);
               }
-            } else if (pack_panel && ir == 0) {
-              kernel.run_pack_b(m_tile, kcp, a_packed, b_panel, p.b_rs, b_buffer + jr * kcp * elem, c, p.c_rs,
-                                p.c_cs, p.alpha, beta);
-            } else {
-              kernel.run(m_tile, n_tile, kcp, a_packed + ir * kcp * elem, bp, b_ks, c, p.c_rs, p.c_cs,
-                         p.alpha, beta);
             }
           }
         }

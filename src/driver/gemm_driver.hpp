@@ -123,6 +123,9 @@ struct GemmProblem {
 
 enum class Status { ok, out_of_memory, not_applicable };
 
+// A memory page, the unit of the driver's and the planner's rules about where data lands.
+inline constexpr std::size_t kPageBytes = 4096;
+
 // Whether this problem's B could be read in place by the kernel: row-major, in the kernel's element
 // type, a KR = 1 or 2 layout, K a multiple of KR.
 bool b_readable_in_place(const ukernel::GemmKernel& kernel, const GemmProblem& p);

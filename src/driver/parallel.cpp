@@ -82,11 +82,11 @@ constexpr double kPackedReadCost = 1;
 // Parts that split N and read B in place in shallow K blocks each take a piece of every row of B;
 // a piece shorter than a page ran as slowly as the whole row (docs/threading.md), so it is priced
 // as the row, up to a page.
-constexpr double kPageBytes = 4096;
 // Elements a part pays for reading `piece` of each line of `line` elements: a piece shorter than a
 // page costs the whole line, up to a page (kPageBytes).
 double line_piece_cost(double piece, double line, double elem_bytes) {
-  return piece * elem_bytes < kPageBytes ? std::min(line, kPageBytes / elem_bytes) : piece;
+  const auto page = static_cast<double>(kPageBytes);
+  return piece * elem_bytes < page ? std::min(line, page / elem_bytes) : piece;
 }
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
