@@ -88,6 +88,16 @@ double line_piece_cost(double piece, double line, double elem_bytes) {
   const auto page = static_cast<double>(kPageBytes);
   return piece * elem_bytes < page ? std::min(line, page / elem_bytes) : piece;
 }
+// Parts that split C's lines (its rows, for a row-major C) into pieces shorter than a page write
+// into the same pages as their neighbours, and each core's L2 prefetcher, which follows a stream
+// within a page, pulls the neighbour's lines of C away from it. That costs about this many
+// microseconds per element of C and pass over it (each K block, each slice), whatever the kernel.
+// Golden Cove VM, 2 threads, halves of N writing C in place vs into buffers of their own: bf16 512^3
+// 1330 vs 1703 GFLOPS, 128x768x768 1402 vs 1719 (0.17-0.2 ns an element and pass), 128x768x3072
+// 1233 vs 1370 (12 passes, 0.09 ns); fp32 128x768x768 271 vs 289. Priced at 0.05 ns: at 0.1 ns
+// 128x768x3072 took halves of M, which ran at 1042 (docs/threading.md).
+constexpr double kSharedPageUs = 5e-5;
+
 // K slices are at least this deep (shallower ones only add reduction traffic), and start on
 // multiples of kKAlign (a multiple of every kernel's KR).
 constexpr std::size_t kMinKSlice = 256, kKAlign = 64;
@@ -263,10 +273,23 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
     if (reads_a_in_place(kernel, blocking, part, call_blocking(kernel, blocking, part).kc)) return 0.0;
     return kPackCost * static_cast<double>(mt * kt) * std::ceil(static_cast<double>(nt) / nc);
   };
-  // A part's time: its products plus what its rows of A and its columns of B cost.
+  // What a part of mt x nt pays for writing C in pages that a neighbouring part writes too: when
+  // the split cuts C's lines into pieces shorter than a page (kSharedPageUs).
+  const bool c_rows = p.c_cs == 1, c_cols = !c_rows && p.c_rs == 1;
+  const auto c_cost = [&](std::size_t mt, std::size_t nt, int tm, int tn) {
+    const std::size_t piece = c_rows ? nt : mt;
+    if (!((c_rows && tn > 1) || (c_cols && tm > 1)) || piece * sizeof(float) >= kPageBytes) return 0.0;
+    GemmProblem part = p;
+    part.m = std::min(mt, p.m), part.n = std::min(nt, p.n);
+    const Blocking b = call_blocking(kernel, blocking, part);
+    const double passes =
+        std::ceil(k / static_cast<double>(std::max<std::size_t>(b.kc, 1))) * (b.kc_slice != 0 ? 2 : 1);
+    return kSharedPageUs * rate * static_cast<double>(part.m * part.n) * passes;
+  };
+  // A part's time: its products plus what its rows of A, its columns of B and its piece of C cost.
   const auto part_time = [&](std::size_t mt, std::size_t nt, int tm, int tn) {
     return static_cast<double>(mt) * static_cast<double>(nt) * k + a_cost(mt, nt, p.k) +
-           b_cost(mt, nt, p.k, tm, tn);
+           b_cost(mt, nt, p.k, tm, tn) + c_cost(mt, nt, tm, tn);
   };
   double best_cost = part_time(tiles_m * al.m, tiles_n * al.n, 1, 1);
   if (team_cannot_pay(best_cost, threads, start, rate)) return best;

@@ -675,6 +675,35 @@ TEST_P(Driver, PlansShareAnAReadInPlace) {
   EXPECT_EQ(shared.tm, in_place ? 1 : 2) << kn.name;
 }
 
+// Parts that cut C's lines into pieces shorter than a page write into the same pages and pay for it
+// (kSharedPageUs in parallel.cpp). 384 x 384 x 384 with A and B packed and one MC block: halves of
+// N pack all of A and half of B, halves of M the other way round, and halves of N read half as
+// much packed B, so without C they would win. With a row-major C they cut its rows into 1.5 KiB
+// pieces and halves of M win; with a column-major C halves of M cut its columns, and N is split.
+TEST_P(Driver, PlansKeepPartsOutOfEachOthersPagesOfC) {
+  const GemmKernel& kn = *GetParam();
+  driver::Blocking blk = driver::blocking_for(kn, cpu::info());
+  blk.b_in_place = driver::Blocking::BInPlace::kNever;
+  blk.a_in_place = driver::Blocking::AInPlace::kNever;
+  constexpr std::size_t kL = 384;  // a multiple of 2 MR and 2 NR of every kernel
+  ASSERT_EQ(kL % (2 * static_cast<std::size_t>(kn.mr)), 0u) << kn.name;
+  ASSERT_EQ(kL % (2 * static_cast<std::size_t>(kn.nr)), 0u) << kn.name;
+  blk.mc = kL;
+  driver::GemmProblem p;
+  p.alpha = 1.0f, p.a_cs = 1, p.b_cs = 1;
+  p.src = kn.elem_size == 2 ? ukernel::Elem::bf16 : ukernel::Elem::f32;
+  p.m = p.n = p.k = kL;
+  p.a_rs = p.b_rs = static_cast<std::ptrdiff_t>(kL);
+  p.c_rs = static_cast<std::ptrdiff_t>(kL), p.c_cs = 1;
+  const driver::Partition rows = driver::plan_gemm(kn, blk, p, 2, {});
+  EXPECT_EQ(rows.tm, 2) << kn.name;
+  EXPECT_EQ(rows.tn, 1) << kn.name;
+  p.c_rs = 1, p.c_cs = static_cast<std::ptrdiff_t>(kL);
+  const driver::Partition cols = driver::plan_gemm(kn, blk, p, 2, {});
+  EXPECT_EQ(cols.tm, 1) << kn.name;
+  EXPECT_EQ(cols.tn, 2) << kn.name;
+}
+
 // A B too big for the caches streams from memory for the whole call, whichever part of it a thread
 // reads: a KR = 2 kernel then reads B in place only for a few MR panels, judged by the call's B, and
 // the planner does not give each of several row parts all of such a B to fetch.
