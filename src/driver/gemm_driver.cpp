@@ -303,18 +303,19 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   if (buffer == nullptr) return Status::out_of_memory;
   char* const a_packed = buffer;
   char* const b_buffer = buffer + a_bytes;
-  // The kernel's per-thread state for this run of calls (AMX: the tile configuration).
+  // The kernel's per-thread state for this run of calls (AMX: the tile configuration), for calls of
+  // at most min(M, MR) rows.
   struct KernelState {
     const ukernel::GemmKernel& k;
-    explicit KernelState(const ukernel::GemmKernel& kernel) : k(kernel) {
-      if (k.enter != nullptr) k.enter();
+    KernelState(const ukernel::GemmKernel& kernel, std::size_t max_rows) : k(kernel) {
+      if (k.enter != nullptr) k.enter(max_rows);
     }
     ~KernelState() {
       if (k.leave != nullptr) k.leave();
     }
     KernelState(const KernelState&) = delete;
     KernelState& operator=(const KernelState&) = delete;
-  } const kernel_state(kernel);
+  } const kernel_state(kernel, std::min(p.m, mr));
 
   const char* const a = static_cast<const char*>(p.a);
   const char* const b = static_cast<const char*>(p.b);

@@ -72,10 +72,13 @@ struct GemmKernel {
   PackFn pack_b[kElemTypes];
   RunFn run;
   // Optional (nullptr: nothing to do): per-thread state a kernel sets up once for a run of calls
-  // (AMX: the tile configuration). The driver calls enter() before its first run() on a thread and
-  // leave() after its last; run() between them may rely on it, and outside them sets it up itself.
+  // (AMX: the tile configuration). The driver calls enter(max_rows) before its first run() on a
+  // thread, max_rows being the most rows (m) any call until leave() has, and leave() after its
+  // last; run() between them may rely on it, and outside them sets it up itself.
+  using EnterFn = void (*)(std::size_t max_rows);
   using StateFn = void (*)();
-  StateFn enter = nullptr, leave = nullptr;
+  EnterFn enter = nullptr;
+  StateFn leave = nullptr;
   // Optional (nullptr: the driver packs B with pack_b): run() that also packs the panel of B it
   // reads in place.
   RunPackBFn run_pack_b = nullptr;
