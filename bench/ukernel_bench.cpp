@@ -73,8 +73,9 @@ void bench_kernel(const GemmKernel& k, const mmla::driver::Blocking& blk, int re
   // l1: depth from the L1 rule of the blocking (the one-MC-block KC), so A + B panels fit L1, or
   // the --depth given.
   const std::size_t kc1 = ((l1_depth != 0 ? l1_depth : blk.kc_one_pass) + kr - 1) / kr * kr;
-  // As the driver does around its calls (AMX: the tile configuration, loaded once).
-  if (k.enter != nullptr) k.enter(mr);
+  // As the driver does around its calls (AMX: the tile configuration, loaded once), for its
+  // many-rows blocking (the l2 case below).
+  if (k.enter != nullptr) k.enter(mr, std::max(mr, blk.mc / mr * mr) / mr);
   const Packed l1(k, mr, kc1, rng);
   std::vector<float> c(mr * nr, 0.0f);
   const int calls1 = static_cast<int>(std::max<std::size_t>(1, (200u << 20) / (2 * mr * nr * kc1)));

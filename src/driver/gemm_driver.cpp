@@ -304,18 +304,18 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, cons
   char* const a_packed = buffer;
   char* const b_buffer = buffer + a_bytes;
   // The kernel's per-thread state for this run of calls (AMX: the tile configuration), for calls of
-  // at most min(M, MR) rows.
+  // at most min(M, MR) rows, each panel of B serving the MR panels of one block of A.
   struct KernelState {
     const ukernel::GemmKernel& k;
-    KernelState(const ukernel::GemmKernel& kernel, std::size_t max_rows) : k(kernel) {
-      if (k.enter != nullptr) k.enter(max_rows);
+    KernelState(const ukernel::GemmKernel& kernel, std::size_t max_rows, std::size_t a_panels) : k(kernel) {
+      if (k.enter != nullptr) k.enter(max_rows, a_panels);
     }
     ~KernelState() {
       if (k.leave != nullptr) k.leave();
     }
     KernelState(const KernelState&) = delete;
     KernelState& operator=(const KernelState&) = delete;
-  } const kernel_state(kernel, std::min(p.m, mr));
+  } const kernel_state(kernel, std::min(p.m, mr), (mc_max + mr - 1) / mr);
 
   const char* const a = static_cast<const char*>(p.a);
   const char* const b = static_cast<const char*>(p.b);

@@ -72,10 +72,11 @@ struct GemmKernel {
   PackFn pack_b[kElemTypes];
   RunFn run;
   // Optional (nullptr: nothing to do): per-thread state a kernel sets up once for a run of calls
-  // (AMX: the tile configuration). The driver calls enter(max_rows) before its first run() on a
-  // thread, max_rows being the most rows (m) any call until leave() has, and leave() after its
+  // (AMX: the tile configuration). The driver calls enter(max_rows, a_panels) before its first run()
+  // on a thread, max_rows being the most rows (m) any call until leave() has and a_panels the most
+  // calls (MR panels of a block of A) that read each panel of B in turn, and leave() after its
   // last; run() between them may rely on it, and outside them sets it up itself.
-  using EnterFn = void (*)(std::size_t max_rows);
+  using EnterFn = void (*)(std::size_t max_rows, std::size_t a_panels);
   using StateFn = void (*)();
   EnterFn enter = nullptr;
   StateFn leave = nullptr;

@@ -61,9 +61,9 @@ std::vector<std::uint16_t> round_to_bf16_bits(Strided& m) {
       fp32_bound_factor(2 * k, 2 * k));
 }
 
-// entered_rows != 0: between kn.enter(entered_rows) and kn.leave(), as the driver calls it.
+// entered_rows != 0: between kn.enter(entered_rows, a_panels) and kn.leave(), as the driver calls it.
 void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k, float beta, bool from_f32,
-              std::size_t entered_rows = 0) {
+              std::size_t entered_rows = 0, std::size_t a_panels = 1) {
   const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
              ik = static_cast<std::int64_t>(k);
   const std::size_t kr = static_cast<std::size_t>(kn.kr), kp = (k + kr - 1) / kr * kr;
@@ -88,13 +88,13 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
       for (std::int64_t j = 0; j < in; ++j) c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
   const Strided before = c;
   const bool entered = entered_rows != 0 && kn.enter != nullptr;
-  if (entered) kn.enter(entered_rows);
+  if (entered) kn.enter(entered_rows, a_panels);
   kn.run(m, n, kp, ap.data(), bp.data(), 0, &c.at(1, 2), c.rs, c.cs, 1.0f, beta);
   if (entered) kn.leave();
 
   ASSERT_TRUE(matches_reference(ar, br, beta, before, c, im, in, ik, 1, 2))
       << kn.name << " m=" << m << " n=" << n << " k=" << k << " beta=" << beta << " from_f32=" << from_f32
-      << " entered_rows=" << entered_rows;
+      << " entered_rows=" << entered_rows << " a_panels=" << a_panels;
   for (std::int64_t i = 0; i < im + 3; ++i)
     for (std::int64_t j = 0; j < in + 5; ++j) {
       if (i >= 1 && i < 1 + im && j >= 2 && j < 2 + in) continue;
@@ -118,9 +118,9 @@ TEST_P(GemmBf16Kernel, EveryTileShape) {
         }
 }
 
-// Between enter(max_rows) and leave(), as the driver calls a kernel with per-thread state (AMX: tiles
-// of max_rows rows when that is under 16); a call with more rows than enter was told must still be
-// right.
+// Between enter(max_rows, a_panels) and leave(), as the driver calls a kernel with per-thread state
+// (AMX: tiles of max_rows rows when that is under 16, B's loads hinted as streaming for one A panel);
+// a call with more rows than enter was told must still be right.
 TEST_P(GemmBf16Kernel, TilesBetweenEnterAndLeave) {
   const GemmKernel& kn = *GetParam();
   if (kn.enter == nullptr) GTEST_SKIP() << kn.name << " keeps no per-thread state";
@@ -129,10 +129,11 @@ TEST_P(GemmBf16Kernel, TilesBetweenEnterAndLeave) {
     for (std::size_t m : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{15}, std::size_t{16},
                           std::size_t{17}, mr})
       for (std::size_t n : {std::size_t{1}, std::size_t{16}, nr})
-        for (float beta : {0.0f, 1.0f}) {
-          run_tile(kn, std::min(m, mr), n, 67, beta, (m + n) % 2 == 0, rows);
-          if (HasFatalFailure()) return;
-        }
+        for (float beta : {0.0f, 1.0f})
+          for (std::size_t a_panels : {std::size_t{1}, std::size_t{3}}) {
+            run_tile(kn, std::min(m, mr), n, 67, beta, (m + n) % 2 == 0, rows, a_panels);
+            if (HasFatalFailure()) return;
+          }
 }
 
 // Where a kernel packs a panel of B it reads in place: 64-byte aligned, as the driver's buffers are,

@@ -43,7 +43,8 @@ struct alignas(64) TileConfig {
 // (enter's max_rows), as reloading the configuration between the full panels of a call and its
 // last, partial one would cost more than it saves.
 thread_local bool t_entered = false;
-thread_local unsigned t_rows = 0;  // rows of the A and C tiles in the loaded configuration
+thread_local unsigned t_rows = 0;      // rows of the A and C tiles in the loaded configuration
+thread_local bool t_b_shared = false;  // enter(): each panel of B serves several calls (products())
 // One configuration per row count, in static storage: GCC 12 drops the stores that fill a
 // configuration built on the stack, as it does not see _tile_loadconfig read it (a #GP at run time).
 constexpr std::array<TileConfig, 17> configs_by_rows() {
@@ -58,32 +59,70 @@ void configure(unsigned rows) {
   t_rows = rows;
 }
 unsigned tile_rows(std::size_t m) { return m != 0 && m < 16 ? static_cast<unsigned>(m) : 16u; }
-void enter(std::size_t max_rows) {
+void enter(std::size_t max_rows, std::size_t a_panels) {
   configure(tile_rows(max_rows));
   t_entered = true;
+  t_b_shared = a_panels > 1;
 }
 void leave() {
   _tile_release();
   t_entered = false;
+  t_b_shared = false;
 }
 
 // The products of a call: kRows x kCols of the 2 x 2 C tiles (C tile 2r + c from A tile 4 + r and
 // B tile 6 + c). A tile of m <= 16 rows or n <= 16 columns multiplies only the C tiles that hold
 // them, as the fp32 kernels do with partial panels: at M = 8 the padded rows had cost half of every
 // call (the packed panels keep their layout; the rows past m are zero and not read).
-template <int kRows, int kCols>
+//
+// A load can hint that its operand streams (TILELOADDT1): no later call reads it from L1. That keeps
+// the operand the calls share in L1: B's panel where it serves several MR panels of A (enter's
+// a_panels > 1: A streams), else A's panel where L1 holds it (B streams). Kernel loop alone over
+// L2-resident panels, us: 256 rows of A per panel of B at 384 depths 51.0 -> 47.5 (B streaming
+// instead, 60.4); 32x768x768 29.3 -> 20.8; 8x768x768 10.4 -> 8.8. An A panel larger than L1 comes
+// from L2 whatever the hint, and streaming B then lost (mmla-bench, prepacked 32x3072x1536 -5%).
+enum class Stream { none, a, b };
+constexpr std::size_t kL1dBytes = 48 << 10;  // every core with AMX so far (Sapphire Rapids on)
+
+template <int kRows, int kCols, Stream kStream>
 void products(const char* ap, const char* bp, std::size_t kp) {
+  // (GCC's tile intrinsics are macros that paste the tile number: no helper taking it.)
   for (std::size_t kk = 0; kk < kp; kk += kChunk) {
-    _tile_loadd(4, ap, 64);
-    _tile_loadd(6, bp, 64);
-    if constexpr (kRows == 2) _tile_loadd(5, ap + 1024, 64);
-    if constexpr (kCols == 2) _tile_loadd(7, bp + 1024, 64);
+    if constexpr (kStream == Stream::a) {
+      _tile_stream_loadd(4, ap, 64);
+      _tile_loadd(6, bp, 64);
+      if constexpr (kRows == 2) _tile_stream_loadd(5, ap + 1024, 64);
+      if constexpr (kCols == 2) _tile_loadd(7, bp + 1024, 64);
+    } else if constexpr (kStream == Stream::b) {
+      _tile_loadd(4, ap, 64);
+      _tile_stream_loadd(6, bp, 64);
+      if constexpr (kRows == 2) _tile_loadd(5, ap + 1024, 64);
+      if constexpr (kCols == 2) _tile_stream_loadd(7, bp + 1024, 64);
+    } else {
+      _tile_loadd(4, ap, 64);
+      _tile_loadd(6, bp, 64);
+      if constexpr (kRows == 2) _tile_loadd(5, ap + 1024, 64);
+      if constexpr (kCols == 2) _tile_loadd(7, bp + 1024, 64);
+    }
     _tile_dpbf16ps(0, 4, 6);
     if constexpr (kCols == 2) _tile_dpbf16ps(1, 4, 7);
     if constexpr (kRows == 2) _tile_dpbf16ps(2, 5, 6);
     if constexpr (kRows == 2 && kCols == 2) _tile_dpbf16ps(3, 5, 7);
     ap += 2048;
     bp += 2048;
+  }
+}
+template <int kRows, int kCols>
+void products(const char* ap, const char* bp, std::size_t kp, bool own_config) {
+  const std::size_t a_bytes = kp * sizeof(std::uint16_t) * (kRows == 2 ? 32u : t_rows);
+  if (own_config) {
+    products<kRows, kCols, Stream::none>(ap, bp, kp);
+  } else if (t_b_shared) {
+    products<kRows, kCols, Stream::a>(ap, bp, kp);
+  } else if (a_bytes <= kL1dBytes) {
+    products<kRows, kCols, Stream::b>(ap, bp, kp);
+  } else {
+    products<kRows, kCols, Stream::none>(ap, bp, kp);
   }
 }
 
@@ -127,7 +166,7 @@ void run_tiles(std::size_t m, std::size_t n, std::size_t kp, const char* ap, con
     if constexpr (kRows == 2) _tile_zero(2);
     if constexpr (kRows == 2 && kCols == 2) _tile_zero(3);
   }
-  products<kRows, kCols>(ap, bp, kp);
+  products<kRows, kCols>(ap, bp, kp, own_config);
   if (direct) {
     store_c<kRows, kCols>(c, c_rs, ldc);
     if (own_config) _tile_release();
