@@ -223,14 +223,17 @@ const Selection& selection(ukernel::Family family) {
 // with fp32 inputs M = 8 loses to the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins
 // (1.4-1.9x); with fp32 inputs and a B from memory, which the fp32 kernel reads in place in
 // shallow K blocks, M = 16 loses (16x4096x4096 0.87-0.91x) and M = 24 wins (1.08x). Arm BFMMLA:
-// the first AMX figures (scalar packers then) until measured on hardware.
+// the first AMX figures (scalar packers then) until measured on hardware. With a row-major bf16 B
+// that the AMX kernel reads in place (GemmKernel::gemm_b_rows, no packing) it wins from M = 2 (2x768x768
+// 23 -> 92 GFLOPS, 2x4096x4096 12 -> 48).
 struct Bf16MinRows {
   std::size_t bf16_in, f32_in, f32_in_b_from_memory;
+  std::size_t bf16_in_b_rows = 0;  // bf16 inputs with a B the kernel reads in place (0: bf16_in)
 };
 Bf16MinRows bf16_min_rows() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
   if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16, 24};
-  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16, 16};
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16, 16, 2};
   return {64, 256, 256};
 }
 
@@ -264,9 +267,11 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   // a test reference, never faster than fp32). A prepacked B keeps the kernel it was packed for.
   const bool bf16_in = p.src == ukernel::Elem::bf16;
   const Bf16MinRows min_rows = bf16_min_rows();
+  const std::size_t bf16_in_min_rows =
+      min_rows.bf16_in_b_rows != 0 && p.b_cs == 1 ? min_rows.bf16_in_b_rows : min_rows.bf16_in;
   const bool bf16 =
       p.b_packed == nullptr && bf16_hardware() &&
-      (bf16_in ? p.m >= min_rows.bf16_in
+      (bf16_in ? p.m >= bf16_in_min_rows
                : fpmath_mode() == MMLA_FPMATH_BF16 &&
                      p.m >= (driver::b_from_memory(p) ? min_rows.f32_in_b_from_memory : min_rows.f32_in));
   const Selection& s =

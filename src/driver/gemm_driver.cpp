@@ -277,11 +277,27 @@ Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
   return Status::ok;
 }
 
+Status gemm_b_rows(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
+  // M = 1 stays with the packed path: B read in place by 16 rows at a time ran at 57 us against
+  // its 50 (1x768x768 from L3).
+  if (kernel.gemm_b_rows == nullptr || p.m < 2 || p.m > kernel.b_rows_max_m || p.b_packed != nullptr ||
+      p.b_cs != 1 || ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size || p.k == 0 ||
+      p.alpha == 0.0f)
+    return Status::not_applicable;
+  static thread_local Scratch scratch;
+  void* const buffer = scratch.get(kernel.b_rows_scratch(p.m, p.n, p.k));
+  if (buffer == nullptr) return Status::out_of_memory;
+  kernel.gemm_b_rows(p.m, p.n, p.k, p.a, p.a_rs, p.a_cs, p.b, p.b_rs, p.c, p.c_rs, p.c_cs, p.alpha, p.beta,
+                     buffer);
+  return Status::ok;
+}
+
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking_in, const GemmProblem& p) {
   if (p.k == 0 || p.alpha == 0.0f) {
     scale_c(p);
     return Status::ok;
   }
+  if (const Status s = gemm_b_rows(kernel, p); s != Status::not_applicable) return s;
   const bool b_in_place = reads_b_in_place(kernel, blocking_in, p);
   const Blocking blocking = call_blocking(kernel, blocking_in, p);
   const bool b_by_kernel = kernel_packs_b_in(kernel, blocking_in, p, b_in_place, blocking.kc);

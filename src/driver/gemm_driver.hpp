@@ -161,6 +161,12 @@ bool reads_b_in_place_shallow(const ukernel::GemmKernel& kernel, const Blocking&
 // alpha == 0 only scale C.
 Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const GemmProblem& p);
 
+// The same for few rows with B read in place by the kernel's own loop (GemmKernel::gemm_b_rows),
+// which gemm() takes first. Status::not_applicable, touching nothing, where the kernel has none,
+// for M = 1 or more than its rows, a prepacked or column-major B, a B of another element type, or
+// k == 0 or alpha == 0.
+Status gemm_b_rows(const ukernel::GemmKernel& kernel, const GemmProblem& p);
+
 // The same for a problem whose operands stay in L1, tile by tile straight from A and B: no
 // blocking, packing buffers or kernel state. Status::not_applicable, touching nothing, where the
 // kernel cannot read both in place or where k == 0 or alpha == 0 (gemm() then runs it).

@@ -56,6 +56,15 @@ using RunAInPlaceFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, con
                                std::ptrdiff_t a_rs, const void* bp, std::ptrdiff_t b_ks, void* b_out,
                                float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta);
 
+// The whole of C = alpha A B + beta C for 2 <= m <= GemmKernel::b_rows_max_m rows, with A (element
+// (i, kk) at a[i * a_rs + kk * a_cs]) and a row-major B (rows b_rs elements apart) in the kernel's
+// element type read in place, in `scratch` of b_rows_scratch(m, n, k) bytes, 64-byte aligned.
+using GemmBRowsFn = void (*)(std::size_t m, std::size_t n, std::size_t k, const void* a, std::ptrdiff_t a_rs,
+                             std::ptrdiff_t a_cs, const void* b, std::ptrdiff_t b_rs, float* c,
+                             std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta,
+                             void* scratch);
+using ScratchFn = std::size_t (*)(std::size_t m, std::size_t n, std::size_t k);
+
 // Element types of the matrices a caller passes in (A and B share one).
 enum class Elem : unsigned char { f32 = 0, bf16 = 1 };
 inline constexpr int kElemTypes = 2;
@@ -88,6 +97,12 @@ struct GemmKernel {
   // A partial panel of B whose width is a multiple of this many columns may be read in place too:
   // the kernel's loads of B then cover exactly its columns. 0: partial panels are always packed.
   int b_partial_in_place_cols = 0;
+  // Optional (nullptr: B is packed whenever the blocked kernel needs it): few rows with B read in
+  // place by its own loop, where reading B once is the whole cost (AMX: docs/kernels.md, "B read in
+  // place at few rows").
+  GemmBRowsFn gemm_b_rows = nullptr;
+  ScratchFn b_rows_scratch = nullptr;
+  std::size_t b_rows_max_m = 0;
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.

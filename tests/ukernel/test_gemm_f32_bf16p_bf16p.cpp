@@ -4,6 +4,7 @@
 // as a sub-tile of a larger C whose other elements must stay untouched.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -284,6 +285,50 @@ std::vector<std::uint16_t> pack_with(const GemmKernel& kn, bool as_a, bool from_
 // as from the same values rounded by cblas_sbstobf16 (docs/numerics.md's rule), special values
 // included, and the same bytes whichever strides the source has (each has its own code path: the
 // vectorised row sweeps and the strided loop).
+// gemm_b_rows (few rows, a row-major bf16 B read in place, the whole product): every tail of depth
+// (16 per B tile) and of columns (32 per B tile, 64 per visit), A row- and column-major, C row- and
+// column-major inside a larger C that must stay untouched, alpha and beta. The padding of A's and
+// B's rows is NaN: a read past the depths or the columns would show in C.
+TEST_P(GemmBf16Kernel, FewRowsWithBReadInPlace) {
+  const GemmKernel& kn = *GetParam();
+  if (kn.gemm_b_rows == nullptr) GTEST_SKIP() << kn.name << " always packs B";
+  for (std::size_t m : {std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{15}, kn.b_rows_max_m})
+    for (std::size_t n : {1, 17, 32, 33, 64, 65, 96, 130})
+      for (std::size_t k : {1, 15, 16, 17, 32, 33, 100})
+        for (int layout = 0; layout < 3; ++layout) {
+          const bool a_rows = layout != 1, c_rows = layout != 2;
+          const float alpha = layout == 0 ? 1.0f : -0.75f, beta = std::array{0.0f, 1.0f, -0.5f}[layout];
+          const auto im = static_cast<std::int64_t>(m), in = static_cast<std::int64_t>(n),
+                     ik = static_cast<std::int64_t>(k);
+          const auto seed = static_cast<std::uint32_t>(m * 977 + n * 31 + k);
+          Strided a = make_matrix(im, ik, a_rows, 3, seed), b = make_matrix(ik, in, true, 5, seed + 1);
+          const std::vector<std::uint16_t> a16 = round_to_bf16_bits(a), b16 = round_to_bf16_bits(b);
+          Strided c = make_matrix(im + 3, in + 5, c_rows, 2, seed + 2);
+          if (beta == 0.0f)
+            for (std::int64_t i = 0; i < im; ++i)
+              for (std::int64_t j = 0; j < in; ++j)
+                c.at(i + 1, j + 2) = std::numeric_limits<float>::quiet_NaN();
+          const Strided before = c;
+          std::vector<std::uint64_t> scratch(kn.b_rows_scratch(m, n, k) / 8 + 8);
+          void* aligned =
+              scratch.data() + (8 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64 / 8) % 8;
+          kn.gemm_b_rows(m, n, k, a16.data(), a.rs, a.cs, b16.data(), b.rs, &c.at(1, 2), c.rs, c.cs, alpha,
+                         beta, aligned);
+          // Against alpha A B + beta C: the reference of (alpha A) B, exact for alpha a power of two
+          // times 0.75 within the bound's slack.
+          Strided as = a;
+          for (float& v : as.data) v *= alpha;
+          ASSERT_TRUE(matches_reference(as, b, beta, before, c, im, in, ik, 1, 2))
+              << kn.name << " m=" << m << " n=" << n << " k=" << k << " layout=" << layout;
+          for (std::int64_t i = 0; i < im + 3; ++i)
+            for (std::int64_t j = 0; j < in + 5; ++j) {
+              if (i >= 1 && i < 1 + im && j >= 2 && j < 2 + in) continue;
+              const float now = c.at(i, j), was = before.at(i, j);
+              ASSERT_EQ(0, std::memcmp(&now, &was, sizeof(float))) << kn.name << " wrote outside C";
+            }
+        }
+}
+
 TEST_P(GemmBf16Kernel, PackersRoundLikeTheConversionRuleForEveryStride) {
   const GemmKernel& kn = *GetParam();
   const std::vector<std::uint32_t> specials = special_bits();

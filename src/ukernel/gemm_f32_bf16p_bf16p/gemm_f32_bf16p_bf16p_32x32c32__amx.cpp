@@ -202,6 +202,184 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
   }
 }
 
+// ---- Few rows, B read in place ---------------------------------------------------------------
+//
+// At M <= 16 a call reads every byte of B once, and packing B into the pair layout first reads B
+// and writes as much again (docs/kernels.md, "B read in place at few rows"). Instead a B tile is
+// 16 rows of B as they lie (32 columns, row stride ldb), and A is widened: with A's 16 depths
+// zero-interleaved, (a, 0) pairs, a product takes B's even columns; with (0, a) pairs, the odd
+// ones. Two products per B tile of 16 depths (four times the products of the pair layout, which
+// few rows leave to spare) into C tiles of even and odd columns, interleaved at the end.
+constexpr std::size_t kBRowsMaxM = 16;   // one A tile of rows; more would read B once per tile
+constexpr std::size_t kStep = 16;        // depths per B tile read in place
+constexpr std::size_t kVisit = 2;        // steps per visit of a group of columns
+constexpr std::size_t kHalf = 32;        // columns per B tile read in place
+constexpr std::size_t kGroup = 64;       // columns per group: two B tiles, four C tiles
+constexpr std::size_t kWideTile = 1024;  // bytes of a widened A tile (16 rows x 64)
+
+struct BRowsScratch {
+  std::size_t steps, n_pad, a_bytes, acc_bytes, k_tail_bytes, n_tail_bytes;
+  explicit BRowsScratch(std::size_t m, std::size_t n, std::size_t k)
+      : steps((k + kStep - 1) / kStep),
+        n_pad((n + kGroup - 1) / kGroup * kGroup),
+        a_bytes(steps * 2 * kWideTile),
+        acc_bytes(n_pad / kGroup * m * kGroup * sizeof(float)),
+        k_tail_bytes(k % kStep != 0 ? kStep * n_pad * sizeof(std::uint16_t) : 0),
+        n_tail_bytes(n % kHalf != 0 ? steps * kStep * kHalf * sizeof(std::uint16_t) : 0) {}
+  std::size_t total() const { return a_bytes + acc_bytes + k_tail_bytes + n_tail_bytes; }
+};
+
+std::size_t b_rows_scratch(std::size_t m, std::size_t n, std::size_t k) {
+  return BRowsScratch(m, n, k).total();
+}
+
+// Where B's tile for half h (32 columns) at step s lies, and its row stride in bytes: B itself;
+// for a last step short of 16 depths a zero-padded copy of it (k_tail); for a last half short of
+// 32 columns a zero-padded copy of its columns (n_tail).
+struct BSource {
+  const std::uint16_t* b;
+  std::size_t ldb, n, full_steps, n_full;  // n_full: columns in whole halves
+  const std::uint16_t* k_tail;             // kStep rows, n_pad columns
+  std::size_t n_pad;
+  const std::uint16_t* n_tail;  // steps x kStep rows of kHalf columns
+  const std::uint16_t* at(std::size_t h, std::size_t s, std::size_t& ld_bytes) const {
+    const std::size_t col = h * kHalf;
+    if (col >= n_full) {
+      ld_bytes = kHalf * sizeof(std::uint16_t);
+      return n_tail + s * kStep * kHalf;
+    }
+    if (s < full_steps) {
+      ld_bytes = ldb * sizeof(std::uint16_t);
+      return b + s * kStep * ldb + col;
+    }
+    ld_bytes = n_pad * sizeof(std::uint16_t);
+    return k_tail + col;
+  }
+};
+
+void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, std::ptrdiff_t a_rs,
+                 std::ptrdiff_t a_cs, const void* b_v, std::ptrdiff_t b_rs, float* c, std::ptrdiff_t c_rs,
+                 std::ptrdiff_t c_cs, float alpha, float beta, void* scratch) {
+  const auto* a = static_cast<const std::uint16_t*>(a_v);
+  const auto* b = static_cast<const std::uint16_t*>(b_v);
+  const BRowsScratch sz(m, n, k);
+  char* const wide = static_cast<char*>(scratch);
+  float* const acc = reinterpret_cast<float*>(wide + sz.a_bytes);
+  auto* const k_tail = reinterpret_cast<std::uint16_t*>(wide + sz.a_bytes + sz.acc_bytes);
+  auto* const n_tail = reinterpret_cast<std::uint16_t*>(wide + sz.a_bytes + sz.acc_bytes + sz.k_tail_bytes);
+  const std::size_t full_steps = k / kStep, n_full = n / kHalf * kHalf, halves = (n + kHalf - 1) / kHalf;
+  const auto ldb = static_cast<std::size_t>(b_rs);
+
+  // A widened, step by step: the even tile's row i is (a, 0) pairs of its 16 depths, the odd one's
+  // (0, a); depths past k are zero.
+  for (std::size_t s = 0; s < sz.steps; ++s) {
+    const std::size_t k0 = s * kStep, depths = std::min(kStep, k - k0);
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::uint16_t* row =
+          a + static_cast<std::ptrdiff_t>(i) * a_rs + static_cast<std::ptrdiff_t>(k0) * a_cs;
+      __m256i v;
+      if (a_cs == 1) {
+        v = _mm256_maskz_loadu_epi16(static_cast<__mmask16>((1u << depths) - 1), row);
+      } else {
+        alignas(32) std::uint16_t tmp[kStep] = {};
+        for (std::size_t d = 0; d < depths; ++d) tmp[d] = row[static_cast<std::ptrdiff_t>(d) * a_cs];
+        v = _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+      }
+      // (maskz_ forms: the plain ones use _mm512_undefined_*, which GCC 12 flags as uninitialised.)
+      const __m512i even = _mm512_maskz_cvtepu16_epi32(0xffff, v);
+      _mm512_store_si512(wide + s * 2 * kWideTile + i * 64, even);
+      _mm512_store_si512(wide + s * 2 * kWideTile + kWideTile + i * 64,
+                         _mm512_maskz_slli_epi32(0xffff, even, 16));
+    }
+  }
+  // Zero-padded copies: the depths of a last short step (whole halves only), the columns of a last
+  // short half (every depth).
+  if (sz.k_tail_bytes != 0) {
+    std::memset(k_tail, 0, sz.k_tail_bytes);
+    for (std::size_t d = 0; d < k - full_steps * kStep; ++d)
+      std::memcpy(k_tail + d * sz.n_pad, b + (full_steps * kStep + d) * ldb, n_full * sizeof(std::uint16_t));
+  }
+  if (sz.n_tail_bytes != 0) {
+    std::memset(n_tail, 0, sz.n_tail_bytes);
+    for (std::size_t d = 0; d < k; ++d)
+      std::memcpy(n_tail + d * kHalf, b + d * ldb + n_full, (n - n_full) * sizeof(std::uint16_t));
+  }
+  const BSource src{b, ldb, n, full_steps, n_full, k_tail, sz.n_pad, n_tail};
+
+  configure(tile_rows(m));  // A (4, 5) and C (0-3) tiles of m rows; B (6, 7) of 16
+  // Visits of kVisit steps sweep the groups of columns, so that B is read kVisit x 16 whole rows
+  // at a time (a group's full depth at once read each row in 128-byte pieces a pass apart:
+  // 8x3072x768 from L3 264 -> 196 us). C accumulates in acc between visits: four tiles per group,
+  // even and odd columns of each half, rows 256 bytes apart.
+  for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
+    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
+    for (std::size_t h = 0; h < halves; h += 2) {
+      const bool two = h + 1 < halves;
+      float* const g = acc + h / 2 * m * kGroup;
+      if (s0 == 0) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      } else {
+        _tile_loadd(0, g, kGroup * sizeof(float));
+        _tile_loadd(1, g + 16, kGroup * sizeof(float));
+        if (two) {
+          _tile_loadd(2, g + 32, kGroup * sizeof(float));
+          _tile_loadd(3, g + 48, kGroup * sizeof(float));
+        }
+      }
+      for (std::size_t s = s0; s < s1; ++s) {
+        std::size_t ld0 = 0, ld1 = 0;
+        _tile_loadd(6, src.at(h, s, ld0), ld0);
+        if (two) _tile_loadd(7, src.at(h + 1, s, ld1), ld1);
+        _tile_loadd(4, wide + s * 2 * kWideTile, 64);
+        _tile_loadd(5, wide + s * 2 * kWideTile + kWideTile, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        if (two) {
+          _tile_dpbf16ps(2, 4, 7);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, g, kGroup * sizeof(float));
+      _tile_stored(1, g + 16, kGroup * sizeof(float));
+      if (two) {
+        _tile_stored(2, g + 32, kGroup * sizeof(float));
+        _tile_stored(3, g + 48, kGroup * sizeof(float));
+      }
+    }
+  }
+  _tile_release();
+  t_rows = 0;
+
+  // Even and odd columns interleaved into C, with alpha and beta (beta 0: C not read).
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (std::size_t h = 0; h < halves; ++h) {
+    const std::size_t j0 = h * kHalf, cols = std::min(kHalf, n - j0);
+    for (std::size_t i = 0; i < m; ++i) {
+      const float* e = acc + h / 2 * m * kGroup + i * kGroup + (h % 2) * 32;
+      const __m512 ve = _mm512_load_ps(e), vo = _mm512_load_ps(e + 16);
+      alignas(64) float row[kHalf];
+      _mm512_store_ps(row, _mm512_permutex2var_ps(ve, lo, vo));
+      _mm512_store_ps(row + 16, _mm512_permutex2var_ps(ve, hi, vo));
+      float* ci = c + static_cast<std::ptrdiff_t>(i) * c_rs + static_cast<std::ptrdiff_t>(j0) * c_cs;
+      if (c_cs != 1) {
+        store_tile_scalar(1, cols, row, kHalf, ci, c_rs, c_cs, alpha, beta);
+        continue;
+      }
+      for (std::size_t v = 0; v < 2; ++v) {
+        const __mmask16 mask = lanes(cols > 16 * v ? cols - 16 * v : 0);
+        __m512 r = _mm512_mul_ps(va, _mm512_load_ps(row + 16 * v));
+        if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask, ci + 16 * v), r);
+        _mm512_mask_storeu_ps(ci + 16 * v, mask, r);
+      }
+    }
+  }
+}
+
 // ---- Packers -----------------------------------------------------------------------------------
 
 // 32 consecutive values from p (count of them, the rest zero) as 32 bf16.
@@ -301,6 +479,12 @@ extern const GemmKernel gemm_f32_bf16p_bf16p_32x32c32__amx{"gemm_f32_bf16p_bf16p
                                                            {pack_b_f32, pack_b_bf16},
                                                            run,
                                                            enter,
-                                                           leave};
+                                                           leave,
+                                                           nullptr,
+                                                           nullptr,
+                                                           0,
+                                                           gemm_b_rows,
+                                                           b_rows_scratch,
+                                                           kBRowsMaxM};
 
 }  // namespace mmla::ukernel
