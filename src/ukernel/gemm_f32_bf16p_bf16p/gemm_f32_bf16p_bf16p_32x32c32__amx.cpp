@@ -208,7 +208,7 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
 // and writes as much again (docs/kernels.md, "B read in place at few rows"). Instead a B tile is
 // 16 rows of B as they lie (32 columns, row stride ldb), and A is widened: with A's 16 depths
 // zero-interleaved, (a, 0) pairs, a product takes B's even columns; with (0, a) pairs, the odd
-// ones. Two products per B tile of 16 depths (four times the products of the pair layout, which
+// ones. Two products per B tile of 16 depths (twice the products of the pair layout, which
 // few rows leave to spare) into C tiles of even and odd columns, interleaved at the end.
 constexpr std::size_t kBRowsMaxM = 16;   // one A tile of rows; more would read B once per tile
 constexpr std::size_t kStep = 16;        // depths per B tile read in place
