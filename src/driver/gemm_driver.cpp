@@ -280,9 +280,9 @@ Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
 Status gemm_b_rows(const ukernel::GemmKernel& kernel, const GemmProblem& p) {
   // M = 1 stays with the packed path: B read in place by 16 rows at a time ran at 57 us against
   // its 50 (1x768x768 from L3).
-  if (kernel.gemm_b_rows == nullptr || p.m < 2 || p.m > kernel.b_rows_max_m || p.b_packed != nullptr ||
-      p.b_cs != 1 || ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size || p.k == 0 ||
-      p.alpha == 0.0f)
+  const std::size_t max_m = b_from_memory(p) ? kernel.b_rows_max_m_b_from_memory : kernel.b_rows_max_m;
+  if (kernel.gemm_b_rows == nullptr || p.m < 2 || p.m > max_m || p.b_packed != nullptr || p.b_cs != 1 ||
+      ukernel::kElemBytes[static_cast<int>(p.src)] != kernel.elem_size || p.k == 0 || p.alpha == 0.0f)
     return Status::not_applicable;
   static thread_local Scratch scratch;
   void* const buffer = scratch.get(kernel.b_rows_scratch(p.m, p.n, p.k));

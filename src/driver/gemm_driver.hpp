@@ -163,8 +163,8 @@ Status gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking, const G
 
 // The same for few rows with B read in place by the kernel's own loop (GemmKernel::gemm_b_rows),
 // which gemm() takes first. Status::not_applicable, touching nothing, where the kernel has none,
-// for M = 1 or more than its rows, a prepacked or column-major B, a B of another element type, or
-// k == 0 or alpha == 0.
+// for M = 1 or more than its rows (GemmKernel::b_rows_max_m*), a prepacked or column-major B, a B of another
+// element type, or k == 0 or alpha == 0.
 Status gemm_b_rows(const ukernel::GemmKernel& kernel, const GemmProblem& p);
 
 // The same for a problem whose operands stay in L1, tile by tile straight from A and B: no

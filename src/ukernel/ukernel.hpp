@@ -56,7 +56,7 @@ using RunAInPlaceFn = void (*)(std::size_t m, std::size_t n, std::size_t kp, con
                                std::ptrdiff_t a_rs, const void* bp, std::ptrdiff_t b_ks, void* b_out,
                                float* c, std::ptrdiff_t c_rs, std::ptrdiff_t c_cs, float alpha, float beta);
 
-// The whole of C = alpha A B + beta C for 2 <= m <= GemmKernel::b_rows_max_m rows, with A (element
+// The whole of C = alpha A B + beta C for 2 <= m <= GemmKernel::b_rows_max_m* rows, with A (element
 // (i, kk) at a[i * a_rs + kk * a_cs]) and a row-major B (rows b_rs elements apart) in the kernel's
 // element type read in place, in `scratch` of b_rows_scratch(m, n, k) bytes, 64-byte aligned.
 using GemmBRowsFn = void (*)(std::size_t m, std::size_t n, std::size_t k, const void* a, std::ptrdiff_t a_rs,
@@ -103,6 +103,7 @@ struct GemmKernel {
   GemmBRowsFn gemm_b_rows = nullptr;
   ScratchFn b_rows_scratch = nullptr;
   std::size_t b_rows_max_m = 0;
+  std::size_t b_rows_max_m_b_from_memory = 0;  // the same for a B streamed from memory
 };
 
 // Matrix-vector kernels accumulate into a contiguous fp32 buffer; the driver applies alpha/beta.

@@ -292,7 +292,8 @@ std::vector<std::uint16_t> pack_with(const GemmKernel& kn, bool as_a, bool from_
 TEST_P(GemmBf16Kernel, FewRowsWithBReadInPlace) {
   const GemmKernel& kn = *GetParam();
   if (kn.gemm_b_rows == nullptr) GTEST_SKIP() << kn.name << " always packs B";
-  for (std::size_t m : {std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{15}, kn.b_rows_max_m})
+  for (std::size_t m : {std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{15}, std::size_t{16},
+                        std::size_t{17}, std::size_t{24}, kn.b_rows_max_m_b_from_memory})
     for (std::size_t n : {1, 17, 32, 33, 64, 65, 96, 130})
       for (std::size_t k : {1, 15, 16, 17, 32, 33, 100})
         for (int layout = 0; layout < 3; ++layout) {

@@ -210,20 +210,28 @@ void run(std::size_t m, std::size_t n, std::size_t kp, const void* ap_v, const v
 // zero-interleaved, (a, 0) pairs, a product takes B's even columns; with (0, a) pairs, the odd
 // ones. Two products per B tile of 16 depths (twice the products of the pair layout, which
 // few rows leave to spare) into C tiles of even and odd columns, interleaved at the end.
-constexpr std::size_t kBRowsMaxM = 16;   // one A tile of rows; more would read B once per tile
+// Rows: one row of tiles up to 16; two (products of 16 rows x 16 depths, four per KiB of B, 64
+// cycles against ~110 to fetch it from L3) only where B streams from memory: mmla-bench, 1 thread,
+// GFLOPS, packed -> in place: 32x4096x4096 279-287 -> 331, 32x3072x768 313-323 -> 341-343, but
+// 32x768x768 479-495 -> 387, 24x768x768 390-411 -> 312-317, 32x768x3072 373-375 -> 359-360.
+constexpr std::size_t kBRowsMaxM = 16, kBRowsMaxMFromMemory = 32;
 constexpr std::size_t kStep = 16;        // depths per B tile read in place
 constexpr std::size_t kVisit = 2;        // steps per visit of a group of columns
 constexpr std::size_t kHalf = 32;        // columns per B tile read in place
 constexpr std::size_t kGroup = 64;       // columns per group: two B tiles, four C tiles
 constexpr std::size_t kWideTile = 1024;  // bytes of a widened A tile (16 rows x 64)
 
+// Scratch: the widened A (per step, even and odd tiles of each row of tiles), C's accumulators
+// (per half of 32 columns, acc_rows rows of 16 even then 16 odd columns), the zero-padded copies.
 struct BRowsScratch {
-  std::size_t steps, n_pad, a_bytes, acc_bytes, k_tail_bytes, n_tail_bytes;
+  std::size_t steps, n_pad, tile_rows, acc_rows, a_bytes, acc_bytes, k_tail_bytes, n_tail_bytes;
   explicit BRowsScratch(std::size_t m, std::size_t n, std::size_t k)
       : steps((k + kStep - 1) / kStep),
         n_pad((n + kGroup - 1) / kGroup * kGroup),
-        a_bytes(steps * 2 * kWideTile),
-        acc_bytes(n_pad / kGroup * m * kGroup * sizeof(float)),
+        tile_rows(m <= 16 ? 1 : 2),
+        acc_rows(m <= 16 ? m : 32),
+        a_bytes(steps * 2 * tile_rows * kWideTile),
+        acc_bytes(n_pad / kHalf * acc_rows * kHalf * sizeof(float)),
         k_tail_bytes(k % kStep != 0 ? kStep * n_pad * sizeof(std::uint16_t) : 0),
         n_tail_bytes(n % kHalf != 0 ? steps * kStep * kHalf * sizeof(std::uint16_t) : 0) {}
   std::size_t total() const { return a_bytes + acc_bytes + k_tail_bytes + n_tail_bytes; }
@@ -257,6 +265,106 @@ struct BSource {
   }
 };
 
+// Visits of kVisit steps sweep the groups of columns, so that B is read kVisit x 16 whole rows at a
+// time (a group's full depth at once read each row in 128-byte pieces a pass apart: 8x3072x768 from
+// L3 264 -> 196 us). C accumulates in acc between visits.
+//
+// One row of tiles (m <= 16): a group is two halves, two B tiles, four C tiles (even and odd columns
+// of each half), A and C tiles of m rows.
+void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halves, const char* wide,
+                    float* acc, std::size_t m) {
+  constexpr std::size_t ld = kHalf * sizeof(float);
+  configure(tile_rows(m));  // A (4, 5) and C (0-3) tiles of m rows; B (6, 7) of 16
+  for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
+    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
+    for (std::size_t h = 0; h < halves; h += 2) {
+      const bool two = h + 1 < halves;
+      float* const c0 = acc + h * sz.acc_rows * kHalf;
+      float* const c1 = c0 + sz.acc_rows * kHalf;
+      if (s0 == 0) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      } else {
+        _tile_loadd(0, c0, ld);
+        _tile_loadd(1, c0 + 16, ld);
+        if (two) {
+          _tile_loadd(2, c1, ld);
+          _tile_loadd(3, c1 + 16, ld);
+        }
+      }
+      for (std::size_t s = s0; s < s1; ++s) {
+        std::size_t ld0 = 0, ld1 = 0;
+        _tile_loadd(6, src.at(h, s, ld0), ld0);
+        if (two) _tile_loadd(7, src.at(h + 1, s, ld1), ld1);
+        _tile_loadd(4, wide + s * 2 * kWideTile, 64);
+        _tile_loadd(5, wide + s * 2 * kWideTile + kWideTile, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        if (two) {
+          _tile_dpbf16ps(2, 4, 7);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, c0, ld);
+      _tile_stored(1, c0 + 16, ld);
+      if (two) {
+        _tile_stored(2, c1, ld);
+        _tile_stored(3, c1 + 16, ld);
+      }
+    }
+  }
+  _tile_release();
+  t_rows = 0;
+}
+
+// Two rows of tiles (17-32 rows, each row of tiles 16 rows): a group is one half, one B tile, four C
+// tiles (even and odd columns of the top and bottom 16 rows); the four widened A tiles of a step take
+// tiles 4, 5, 7 and then 4 again.
+void visits_two_rows(const BRowsScratch& sz, const BSource& src, std::size_t halves, const char* wide,
+                     float* acc) {
+  constexpr std::size_t ld = kHalf * sizeof(float);
+  configure(16);
+  for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
+    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
+    for (std::size_t h = 0; h < halves; ++h) {
+      float* const top = acc + h * sz.acc_rows * kHalf;
+      float* const bottom = top + 16 * kHalf;
+      if (s0 == 0) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      } else {
+        _tile_loadd(0, top, ld);
+        _tile_loadd(1, top + 16, ld);
+        _tile_loadd(2, bottom, ld);
+        _tile_loadd(3, bottom + 16, ld);
+      }
+      for (std::size_t s = s0; s < s1; ++s) {
+        std::size_t ldb = 0;
+        const char* const w = wide + s * 4 * kWideTile;
+        _tile_loadd(6, src.at(h, s, ldb), ldb);
+        _tile_loadd(4, w, 64);
+        _tile_loadd(5, w + kWideTile, 64);
+        _tile_loadd(7, w + 2 * kWideTile, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        _tile_dpbf16ps(2, 7, 6);
+        _tile_loadd(4, w + 3 * kWideTile, 64);
+        _tile_dpbf16ps(3, 4, 6);
+      }
+      _tile_stored(0, top, ld);
+      _tile_stored(1, top + 16, ld);
+      _tile_stored(2, bottom, ld);
+      _tile_stored(3, bottom + 16, ld);
+    }
+  }
+  _tile_release();
+  t_rows = 0;
+}
+
 void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, std::ptrdiff_t a_rs,
                  std::ptrdiff_t a_cs, const void* b_v, std::ptrdiff_t b_rs, float* c, std::ptrdiff_t c_rs,
                  std::ptrdiff_t c_cs, float alpha, float beta, void* scratch) {
@@ -287,9 +395,15 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
       }
       // (maskz_ forms: the plain ones use _mm512_undefined_*, which GCC 12 flags as uninitialised.)
       const __m512i even = _mm512_maskz_cvtepu16_epi32(0xffff, v);
-      _mm512_store_si512(wide + s * 2 * kWideTile + i * 64, even);
-      _mm512_store_si512(wide + s * 2 * kWideTile + kWideTile + i * 64,
-                         _mm512_maskz_slli_epi32(0xffff, even, 16));
+      char* const tile = wide + (s * 2 * sz.tile_rows + i / 16 * 2) * kWideTile + i % 16 * 64;
+      _mm512_store_si512(tile, even);
+      _mm512_store_si512(tile + kWideTile, _mm512_maskz_slli_epi32(0xffff, even, 16));
+    }
+    // Two rows of tiles take 16 rows each: the rows past m multiply zeros.
+    for (std::size_t i = m; i < 16 * sz.tile_rows; ++i) {
+      char* const tile = wide + (s * 2 * sz.tile_rows + i / 16 * 2) * kWideTile + i % 16 * 64;
+      _mm512_store_si512(tile, _mm512_setzero_si512());
+      _mm512_store_si512(tile + kWideTile, _mm512_setzero_si512());
     }
   }
   // Zero-padded copies: the depths of a last short step (whole halves only), the columns of a last
@@ -306,52 +420,11 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
   }
   const BSource src{b, ldb, n, full_steps, n_full, k_tail, sz.n_pad, n_tail};
 
-  configure(tile_rows(m));  // A (4, 5) and C (0-3) tiles of m rows; B (6, 7) of 16
-  // Visits of kVisit steps sweep the groups of columns, so that B is read kVisit x 16 whole rows
-  // at a time (a group's full depth at once read each row in 128-byte pieces a pass apart:
-  // 8x3072x768 from L3 264 -> 196 us). C accumulates in acc between visits: four tiles per group,
-  // even and odd columns of each half, rows 256 bytes apart.
-  for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
-    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
-    for (std::size_t h = 0; h < halves; h += 2) {
-      const bool two = h + 1 < halves;
-      float* const g = acc + h / 2 * m * kGroup;
-      if (s0 == 0) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-      } else {
-        _tile_loadd(0, g, kGroup * sizeof(float));
-        _tile_loadd(1, g + 16, kGroup * sizeof(float));
-        if (two) {
-          _tile_loadd(2, g + 32, kGroup * sizeof(float));
-          _tile_loadd(3, g + 48, kGroup * sizeof(float));
-        }
-      }
-      for (std::size_t s = s0; s < s1; ++s) {
-        std::size_t ld0 = 0, ld1 = 0;
-        _tile_loadd(6, src.at(h, s, ld0), ld0);
-        if (two) _tile_loadd(7, src.at(h + 1, s, ld1), ld1);
-        _tile_loadd(4, wide + s * 2 * kWideTile, 64);
-        _tile_loadd(5, wide + s * 2 * kWideTile + kWideTile, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 5, 6);
-        if (two) {
-          _tile_dpbf16ps(2, 4, 7);
-          _tile_dpbf16ps(3, 5, 7);
-        }
-      }
-      _tile_stored(0, g, kGroup * sizeof(float));
-      _tile_stored(1, g + 16, kGroup * sizeof(float));
-      if (two) {
-        _tile_stored(2, g + 32, kGroup * sizeof(float));
-        _tile_stored(3, g + 48, kGroup * sizeof(float));
-      }
-    }
+  if (sz.tile_rows == 1) {
+    visits_one_row(sz, src, halves, wide, acc, m);
+  } else {
+    visits_two_rows(sz, src, halves, wide, acc);
   }
-  _tile_release();
-  t_rows = 0;
 
   // Even and odd columns interleaved into C, with alpha and beta (beta 0: C not read).
   const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
@@ -360,7 +433,7 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
   for (std::size_t h = 0; h < halves; ++h) {
     const std::size_t j0 = h * kHalf, cols = std::min(kHalf, n - j0);
     for (std::size_t i = 0; i < m; ++i) {
-      const float* e = acc + h / 2 * m * kGroup + i * kGroup + (h % 2) * 32;
+      const float* e = acc + (h * sz.acc_rows + i) * kHalf;
       const __m512 ve = _mm512_load_ps(e), vo = _mm512_load_ps(e + 16);
       alignas(64) float row[kHalf];
       _mm512_store_ps(row, _mm512_permutex2var_ps(ve, lo, vo));
@@ -485,6 +558,7 @@ extern const GemmKernel gemm_f32_bf16p_bf16p_32x32c32__amx{"gemm_f32_bf16p_bf16p
                                                            0,
                                                            gemm_b_rows,
                                                            b_rows_scratch,
-                                                           kBRowsMaxM};
+                                                           kBRowsMaxM,
+                                                           kBRowsMaxMFromMemory};
 
 }  // namespace mmla::ukernel
