@@ -220,6 +220,9 @@ constexpr std::size_t kVisit = 2;        // steps per visit of a group of column
 constexpr std::size_t kHalf = 32;        // columns per B tile read in place
 constexpr std::size_t kGroup = 64;       // columns per group: two B tiles, four C tiles
 constexpr std::size_t kWideTile = 1024;  // bytes of a widened A tile (16 rows x 64)
+// (Not std::min: a debug build would emit it as a weak symbol compiled with this file's AMX flags,
+// which the linker may pick for baseline code; tests/check_kernel_symbols.cmake.)
+std::size_t least(std::size_t a, std::size_t b) { return a < b ? a : b; }
 
 // Scratch: the widened A (per step, even and odd tiles of each row of tiles), C's accumulators
 // (per half of 32 columns, acc_rows rows of 16 even then 16 odd columns), the zero-padded copies.
@@ -276,7 +279,7 @@ void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halv
   constexpr std::size_t ld = kHalf * sizeof(float);
   configure(tile_rows(m));  // A (4, 5) and C (0-3) tiles of m rows; B (6, 7) of 16
   for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
-    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
+    const std::size_t s1 = least(sz.steps, s0 + kVisit);
     for (std::size_t h = 0; h < halves; h += 2) {
       const bool two = h + 1 < halves;
       float* const c0 = acc + h * sz.acc_rows * kHalf;
@@ -327,7 +330,7 @@ void visits_two_rows(const BRowsScratch& sz, const BSource& src, std::size_t hal
   constexpr std::size_t ld = kHalf * sizeof(float);
   configure(16);
   for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
-    const std::size_t s1 = std::min(sz.steps, s0 + kVisit);
+    const std::size_t s1 = least(sz.steps, s0 + kVisit);
     for (std::size_t h = 0; h < halves; ++h) {
       float* const top = acc + h * sz.acc_rows * kHalf;
       float* const bottom = top + 16 * kHalf;
@@ -381,7 +384,7 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
   // A widened, step by step: the even tile's row i is (a, 0) pairs of its 16 depths, the odd one's
   // (0, a); depths past k are zero.
   for (std::size_t s = 0; s < sz.steps; ++s) {
-    const std::size_t k0 = s * kStep, depths = std::min(kStep, k - k0);
+    const std::size_t k0 = s * kStep, depths = least(kStep, k - k0);
     for (std::size_t i = 0; i < m; ++i) {
       const std::uint16_t* row =
           a + static_cast<std::ptrdiff_t>(i) * a_rs + static_cast<std::ptrdiff_t>(k0) * a_cs;
@@ -431,7 +434,7 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
   const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
   for (std::size_t h = 0; h < halves; ++h) {
-    const std::size_t j0 = h * kHalf, cols = std::min(kHalf, n - j0);
+    const std::size_t j0 = h * kHalf, cols = least(kHalf, n - j0);
     for (std::size_t i = 0; i < m; ++i) {
       const float* e = acc + (h * sz.acc_rows + i) * kHalf;
       const __m512 ve = _mm512_load_ps(e), vo = _mm512_load_ps(e + 16);
