@@ -151,12 +151,12 @@ void run_tiles(std::size_t m, std::size_t n, std::size_t kp, const char* ap, con
   const unsigned rows = kRows == 2 ? 16u : tile_rows(m);
   const bool configured = own_config || rows > t_rows;
   if (configured) configure(own_config ? rows : 16u);
-  // Whole C tiles (m and n of 16 or 32) with alpha = 1 and beta 0 or 1 (the driver's calls after
-  // the first K block, and plain C = A B) go straight between C and the tile registers: no buffer,
-  // no vector pass.
-  const bool direct = m == 16 * static_cast<std::size_t>(kRows) &&
-                      n == 16 * static_cast<std::size_t>(kCols) && c_cs == 1 && alpha == 1.0f &&
-                      (beta == 0.0f || beta == 1.0f);
+  // Whole C tiles (m of the configured tile rows, or 32; n of 16 or 32) with alpha = 1 and beta 0 or
+  // 1 (the driver's calls after the first K block, and plain C = A B) go straight between C and the
+  // tile registers: no buffer, no vector pass.
+  const std::size_t whole_rows = kRows == 2 ? 32u : t_rows;
+  const bool direct = m == whole_rows && n == 16 * static_cast<std::size_t>(kCols) && c_cs == 1 &&
+                      alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
   const std::size_t ldc = static_cast<std::size_t>(c_rs) * sizeof(float);
   if (direct && beta == 1.0f) {
     load_c<kRows, kCols>(c, c_rs, ldc);
@@ -175,10 +175,10 @@ void run_tiles(std::size_t m, std::size_t n, std::size_t kp, const char* ap, con
   alignas(64) float tile[kMr * kNr];
   store_c<kRows, kCols>(tile, kNr, kNr * sizeof(float));
   if (own_config) _tile_release();
-  if (m == static_cast<std::size_t>(kMr) && n == static_cast<std::size_t>(kNr) && c_cs == 1) {
+  if (n == static_cast<std::size_t>(kNr) && c_cs == 1) {
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * c_rs;
+    for (std::size_t i = 0; i < m; ++i) {
+      float* ci = c + static_cast<std::ptrdiff_t>(i) * c_rs;
       for (int v = 0; v < 2; ++v) {
         __m512 r = _mm512_mul_ps(va, _mm512_load_ps(tile + i * kNr + 16 * v));
         if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16 * v), r);
