@@ -38,6 +38,8 @@ std::string library_file_of(const void* addr) {
 
 namespace {
 
+mmla_transpose trans_b(const Problem& p) { return p.b_trans ? MMLA_TRANS : MMLA_NO_TRANS; }
+
 std::string status_message(const char* what, mmla_status st) {
   return std::string(what) + " failed: " + mmla_status_string(st) + ": " + mmla_last_error();
 }
@@ -46,8 +48,8 @@ class MmlaRunner final : public GemmRunner {
  public:
   MmlaRunner(const Problem& p, float* c) : p_(p), c_(c) {}
   void run() override {
-    const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f,
-                                      p_.a, p_.k, p_.b, p_.n, 0.0f, c_, p_.n);
+    const mmla_status st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, trans_b(p_), p_.m, p_.n, p_.k, 1.0f,
+                                      p_.a, p_.k, p_.b, p_.ldb(), 0.0f, c_, p_.n);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sgemm", st));
   }
 
@@ -73,7 +75,7 @@ class MmlaLib final : public GemmLib {
 class MmlaPackedRunner final : public GemmRunner {
  public:
   MmlaPackedRunner(const Problem& p, float* c) : p_(p), c_(c) {
-    const mmla_status st = mmla_pack_b(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p.k, p.n, p.b, p.n, &packed_);
+    const mmla_status st = mmla_pack_b(MMLA_ROW_MAJOR, trans_b(p), p.k, p.n, p.b, p.ldb(), &packed_);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_pack_b", st));
     size_t bytes = 0;
     if (mmla_packed_size(packed_, &bytes) == MMLA_STATUS_SUCCESS) bytes_ = bytes;
@@ -115,8 +117,8 @@ class MmlaBf16Runner final : public GemmRunner {
     if (p.a_bf16 == nullptr || p.b_bf16 == nullptr) throw BenchError("mmla:bf16: no bf16 inputs");
   }
   void run() override {
-    const mmla_status st = mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f,
-                                       p_.a_bf16, p_.k, p_.b_bf16, p_.n, 0.0f, c_, p_.n);
+    const mmla_status st = mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, trans_b(p_), p_.m, p_.n, p_.k, 1.0f,
+                                       p_.a_bf16, p_.k, p_.b_bf16, p_.ldb(), 0.0f, c_, p_.n);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sbgemm", st));
   }
 
@@ -141,7 +143,8 @@ class MmlaBf16PackedRunner final : public GemmRunner {
  public:
   MmlaBf16PackedRunner(const Problem& p, float* c) : p_(p), c_(c) {
     if (p.a_bf16 == nullptr || p.b_bf16 == nullptr) throw BenchError("mmla:bf16pB: no bf16 inputs");
-    const mmla_status st = mmla_pack_b_bf16(MMLA_ROW_MAJOR, MMLA_NO_TRANS, p.k, p.n, p.b_bf16, p.n, &packed_);
+    const mmla_status st =
+        mmla_pack_b_bf16(MMLA_ROW_MAJOR, trans_b(p), p.k, p.n, p.b_bf16, p.ldb(), &packed_);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_pack_b_bf16", st));
   }
   ~MmlaBf16PackedRunner() override { mmla_packed_free(packed_); }
@@ -179,8 +182,8 @@ class MmlaFastMathRunner final : public GemmRunner {
   void run() override {
     mmla_status st = mmla_set_thread_fpmath_mode(MMLA_FPMATH_BF16);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_set_thread_fpmath_mode(BF16)", st));
-    st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_NO_TRANS, p_.m, p_.n, p_.k, 1.0f, p_.a, p_.k, p_.b,
-                    p_.n, 0.0f, c_, p_.n);
+    st = mmla_sgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, trans_b(p_), p_.m, p_.n, p_.k, 1.0f, p_.a, p_.k, p_.b,
+                    p_.ldb(), 0.0f, c_, p_.n);
     const mmla_status restored = mmla_set_thread_fpmath_mode(MMLA_FPMATH_DEFAULT);
     if (st != MMLA_STATUS_SUCCESS) throw BenchError(status_message("mmla_sgemm (fast math)", st));
     if (restored != MMLA_STATUS_SUCCESS)

@@ -18,7 +18,8 @@ struct BenchError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Row-major, no transposes: A is m x k (lda = k), B is k x n (ldb = n), C is m x n (ldc = n).
+// Row-major: A is m x k (lda = k), B is k x n (ldb = n), C is m x n (ldc = n); with b_trans, b and
+// b_bf16 hold B transposed, n x k row-major (B column-major, ldb = k: the weights of x W^T).
 // a_bf16 and b_bf16 are A and B rounded to bf16 (cblas_sbstobf16, done once per shape, untimed):
 // the inputs of the bf16 columns; null when no column takes bf16 inputs.
 struct Problem {
@@ -27,6 +28,8 @@ struct Problem {
   const float* b;
   const uint16_t* a_bf16 = nullptr;
   const uint16_t* b_bf16 = nullptr;
+  bool b_trans = false;
+  int64_t ldb() const { return b_trans ? k : n; }
 };
 
 // What a column computes, which decides the reference and bound --check uses:

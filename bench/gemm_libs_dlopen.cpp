@@ -68,7 +68,7 @@ F symbol(void* handle, const char* name) {
 #define MMLA_BENCH_OPENBLAS_HINT ""
 #endif
 
-enum { kCblasRowMajor = 101, kCblasNoTrans = 111 };
+enum { kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112 };
 
 // T: float for cblas_sgemm, uint16_t (OpenBLAS's bfloat16) for cblas_sbgemm.
 template <class Int, class T>
@@ -82,7 +82,8 @@ class OpenblasRunner final : public GemmRunner {
       : fn_(fn), a_(a), b_(b), p_(p), c_(c) {}
   void run() override {
     const Int m = static_cast<Int>(p_.m), n = static_cast<Int>(p_.n), k = static_cast<Int>(p_.k);
-    fn_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, a_, k, b_, n, 0.0f, c_, n);
+    fn_(kCblasRowMajor, kCblasNoTrans, p_.b_trans ? kCblasTrans : kCblasNoTrans, m, n, k, 1.0f, a_, k, b_,
+        static_cast<Int>(p_.ldb()), 0.0f, c_, n);
   }
 
  private:
@@ -187,8 +188,10 @@ class BlisRunner final : public GemmRunner {
     float one = 1.0f, zero = 0.0f;
     const Int m = static_cast<Int>(p_.m), n = static_cast<Int>(p_.n), k = static_cast<Int>(p_.k);
     // bli_sgemm takes non-const pointers; it does not write A or B.
+    // B's element (p, j) at b[p * rs + j * cs]: rs = n, cs = 1, or transposed rs = 1, cs = k.
+    const Int b_rs = p_.b_trans ? 1 : n, b_cs = p_.b_trans ? k : 1;
     fn_(kNoTranspose, kNoTranspose, m, n, k, &one, const_cast<float*>(p_.a), k, 1, const_cast<float*>(p_.b),
-        n, 1, &zero, c_, n, 1);
+        b_rs, b_cs, &zero, c_, n, 1);
   }
 
  private:

@@ -49,8 +49,11 @@ class OnednnRunner final : public GemmRunner {
     const auto f32 = memory::data_type::f32;
     const auto in = bf16 ? memory::data_type::bf16 : f32;
     const auto plain = memory::format_tag::ab;  // row-major
-    const memory::desc a_md(a_dims, in, plain), b_md(b_dims, in, plain), c_md(c_dims, f32, plain);
-    const memory::desc b_any(b_dims, in, prepack ? memory::format_tag::any : plain);
+    // B transposed (Problem::b_trans): k x n with strides (1, k).
+    const memory::desc b_md =
+        p.b_trans ? memory::desc(b_dims, in, memory::dims{1, p.k}) : memory::desc(b_dims, in, plain);
+    const memory::desc a_md(a_dims, in, plain), c_md(c_dims, f32, plain);
+    const memory::desc b_any = prepack ? memory::desc(b_dims, in, memory::format_tag::any) : b_md;
     if (bf16 && (p.a_bf16 == nullptr || p.b_bf16 == nullptr)) throw BenchError("oneDNN:bf16: no bf16 inputs");
     void* a_data = bf16 ? const_cast<uint16_t*>(p.a_bf16) : static_cast<void*>(const_cast<float*>(p.a));
     void* b_data = bf16 ? const_cast<uint16_t*>(p.b_bf16) : static_cast<void*>(const_cast<float*>(p.b));

@@ -89,6 +89,8 @@ const char kUsage[] =
     "  --min-time SECONDS  at least this much timed time per shape and library (default 0.3)\n"
     "  --check             compare every library's C with a double-precision reference;\n"
     "                      exit 1 on failure\n"
+    "  --trans-b           B given transposed (column-major, ldb = k: the weights of x W^T,\n"
+    "                      PyTorch's nn.Linear layout) to every library (default: row-major)\n"
     "  --libs LIST         comma-separated columns to run, from mmla, mmla:packed, openblas,\n"
     "                      blis, onednn, onednn:pb (fp32) and mmla:bf16, mmla:bf16pb, mmla:fastmath,\n"
     "                      openblas:sb, onednn:bf16, onednn:bf16pb (bf16); 'fp32' and 'bf16'\n"
@@ -154,6 +156,7 @@ struct Options {
   double settle_s = 0;   // idle time after each library's turn
   double min_time = -1;  // < 0: not given, use the default for the mode
   bool check = false;
+  bool trans_b = false;   // B passed column-major (Problem::b_trans)
   std::string json_path;  // empty: no JSON
   bool full_config = false;
   bool detail = false;
@@ -414,6 +417,9 @@ Options parse_args(int argc, char** argv) {
     } else if (arg == "--check") {
       no_value();
       opt.check = true;
+    } else if (arg == "--trans-b") {
+      no_value();
+      opt.trans_b = true;
     } else if (arg == "--json") {
       opt.json_path = value();
       if (opt.json_path.empty()) throw UsageError{"mmla-bench: --json: empty file name", true};
@@ -589,8 +595,25 @@ Result run_shape(const Shape& s, const std::vector<std::unique_ptr<GemmLib>>& li
   Bf16Matrix a_bf16, b_bf16;
   if (any_bf16) a_bf16 = to_bf16(a.get(), s.m * s.k), b_bf16 = to_bf16(b.get(), s.k * s.n);
 
+  // --trans-b: the libraries get B transposed, n x k row-major (the reference keeps b).
+  Matrix bt;
+  Bf16Matrix bt_bf16;
+  if (opt.trans_b) {
+    bt = allocate(s.k * s.n);
+    for (int64_t p = 0; p < s.k; ++p)
+      for (int64_t j = 0; j < s.n; ++j) bt[j * s.k + p] = b[p * s.n + j];
+    if (any_bf16) bt_bf16 = to_bf16(bt.get(), s.k * s.n);
+  }
+
   // Untimed set-up, then one warm-up call each (page faults, packing buffers, thread pools).
-  const mmla_bench::Problem problem{s.m, s.n, s.k, a.get(), b.get(), a_bf16.get(), b_bf16.get()};
+  const mmla_bench::Problem problem{s.m,
+                                    s.n,
+                                    s.k,
+                                    a.get(),
+                                    opt.trans_b ? bt.get() : b.get(),
+                                    a_bf16.get(),
+                                    opt.trans_b ? bt_bf16.get() : b_bf16.get(),
+                                    opt.trans_b};
   const std::size_t count = libs.size();
   std::vector<Matrix> c;
   std::vector<std::unique_ptr<GemmRunner>> runners;
@@ -1024,9 +1047,9 @@ int run(const Options& opt) {
     const double bf16_peak_total = info.bf16_peak_gflops * opt.threads;
     const Columns columns = table_columns(libs, opt, peak_total, bf16_peak_total, info.peak);
     std::fprintf(out,
-                 "\nrow-major NN, alpha=1, beta=0; GFLOPS of the median of >= %d runs and >= %g s per shape "
+                 "\nrow-major %s, alpha=1, beta=0; GFLOPS of the median of >= %d runs and >= %g s per shape "
                  "and library, interleaved\n",
-                 opt.reps, opt.min_time);
+                 opt.trans_b ? "NT (B transposed)" : "NN", opt.reps, opt.min_time);
     if (columns.pct_peak)
       std::fprintf(out, "%%peak: of %.1f GFLOPS (%s fp32 peak of one core x %d thread%s)\n", peak_total,
                    info.peak_source, opt.threads, opt.threads == 1 ? "" : "s");
