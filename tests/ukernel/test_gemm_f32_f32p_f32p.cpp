@@ -3,6 +3,7 @@
 // elements must stay untouched.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -107,19 +108,23 @@ void run_tile(const GemmKernel& kn, std::size_t m, std::size_t n, std::size_t k,
     }
 }
 
-// A source whose rows run along the panel (row-major B, or a transposed A) packed into panels
-// of R: every element where the layout puts it, the columns past the edge exactly zero, from
-// fp32 and from bf16 alike, for every width of the last panel.
+// A source packed into panels of R, its rows running along the panel (row-major B, or a transposed
+// A) or along k (a column-major B: the weights of x W^T):
+// every element where the layout puts it, the columns past the edge exactly zero, from fp32 and
+// from bf16 alike, for every width of the last panel and depths around 16.
 TEST_P(GemmF32Kernel, PacksEdgePanelsZeroPadded) {
   const GemmKernel& kn = *GetParam();
-  for (int which = 0; which < 2; ++which) {
-    const std::size_t r = which == 0 ? kn.nr : kn.mr;
+  for (int which = 0; which < 3; ++which) {  // 0: B, 1: A, 2: B column-major
+    const std::size_t r = which == 1 ? kn.mr : kn.nr;
     for (int src = 0; src < 2; ++src)
       for (std::size_t mn : {r + 1, 2 * r - 1, r - 1, std::size_t{1}})
-        for (std::size_t k : {std::size_t{1}, std::size_t{5}}) {
-          const std::size_t ld = mn + 3, panels = (mn + r - 1) / r;
-          std::vector<float> f(k * ld);
-          std::vector<std::uint16_t> h(k * ld);
+        for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{16}, std::size_t{37}}) {
+          // Element (kk, col) at kk * ld + col, or col * ld + kk column-major.
+          const bool by_col = which == 2;
+          const std::size_t ld = (by_col ? k : mn) + 3, panels = (mn + r - 1) / r;
+          const std::size_t outer = by_col ? mn : k;
+          std::vector<float> f(outer * ld);
+          std::vector<std::uint16_t> h(outer * ld);
           for (std::size_t i = 0; i < f.size(); ++i) {
             f[i] = static_cast<float>(i % 251) - 125.0f;  // exact in bf16
             std::uint32_t bits;
@@ -127,18 +132,20 @@ TEST_P(GemmF32Kernel, PacksEdgePanelsZeroPadded) {
             h[i] = static_cast<std::uint16_t>(bits >> 16);
           }
           std::vector<float> out(panels * r * k + 16, std::numeric_limits<float>::quiet_NaN());
-          const ukernel::PackFn fn = which == 0 ? kn.pack_b[src] : kn.pack_a[src];
-          fn(src == 0 ? static_cast<const void*>(f.data()) : h.data(), 1, static_cast<std::ptrdiff_t>(ld), mn,
-             k, out.data());
+          const ukernel::PackFn fn = which == 1 ? kn.pack_a[src] : kn.pack_b[src];
+          const auto ld_s = static_cast<std::ptrdiff_t>(ld);
+          fn(src == 0 ? static_cast<const void*>(f.data()) : h.data(), by_col ? ld_s : 1, by_col ? 1 : ld_s,
+             mn, k, out.data());
           for (std::size_t p = 0; p < panels; ++p)
             for (std::size_t kk = 0; kk < k; ++kk)
               for (std::size_t j = 0; j < r; ++j) {
                 const std::size_t col = p * r + j;
-                const float want = col < mn ? f[kk * ld + col] : 0.0f;
+                const float want = col < mn ? f[by_col ? col * ld + kk : kk * ld + col] : 0.0f;
                 const float got = out[p * r * k + kk * r + j];
                 ASSERT_EQ(0, std::memcmp(&want, &got, sizeof(float)))
-                    << kn.name << (which == 0 ? " pack_b" : " pack_a") << " src " << src << " mn " << mn
-                    << " k " << k << " at panel " << p << " depth " << kk << " column " << j << ": " << got;
+                    << kn.name << std::array{" pack_b", " pack_a", " pack_b (column-major)"}[which] << " src "
+                    << src << " mn " << mn << " k " << k << " at panel " << p << " depth " << kk << " column "
+                    << j << ": " << got;
               }
           for (std::size_t i = panels * r * k; i < out.size(); ++i)
             ASSERT_TRUE(std::isnan(out[i])) << kn.name << " wrote past the packed panels";
