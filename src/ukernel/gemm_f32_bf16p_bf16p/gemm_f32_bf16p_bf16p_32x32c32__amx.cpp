@@ -268,6 +268,33 @@ struct BSource {
   }
 };
 
+// C tiles 0-3 of a group from its accumulators c[0..3] (kHalf floats between rows), or zero on its
+// first visit; then back. Tiles 2 and 3 only where `four`.
+constexpr std::size_t kAccLd = kHalf * sizeof(float);
+void tiles_from_acc(bool first, bool four, float* const c[4]) {
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    return;
+  }
+  _tile_loadd(0, c[0], kAccLd);
+  _tile_loadd(1, c[1], kAccLd);
+  if (four) {
+    _tile_loadd(2, c[2], kAccLd);
+    _tile_loadd(3, c[3], kAccLd);
+  }
+}
+void tiles_to_acc(bool four, float* const c[4]) {
+  _tile_stored(0, c[0], kAccLd);
+  _tile_stored(1, c[1], kAccLd);
+  if (four) {
+    _tile_stored(2, c[2], kAccLd);
+    _tile_stored(3, c[3], kAccLd);
+  }
+}
+
 // Visits of kVisit steps sweep the groups of columns, so that B is read kVisit x 16 whole rows at a
 // time (a group's full depth at once read each row in 128-byte pieces a pass apart: 8x3072x768 from
 // L3 264 -> 196 us). C accumulates in acc between visits.
@@ -276,7 +303,6 @@ struct BSource {
 // of each half), A and C tiles of m rows.
 void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halves, const char* wide,
                     float* acc, std::size_t m) {
-  constexpr std::size_t ld = kHalf * sizeof(float);
   configure(tile_rows(m));  // A (4, 5) and C (0-3) tiles of m rows; B (6, 7) of 16
   for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
     const std::size_t s1 = least(sz.steps, s0 + kVisit);
@@ -284,19 +310,8 @@ void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halv
       const bool two = h + 1 < halves;
       float* const c0 = acc + h * sz.acc_rows * kHalf;
       float* const c1 = c0 + sz.acc_rows * kHalf;
-      if (s0 == 0) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-      } else {
-        _tile_loadd(0, c0, ld);
-        _tile_loadd(1, c0 + 16, ld);
-        if (two) {
-          _tile_loadd(2, c1, ld);
-          _tile_loadd(3, c1 + 16, ld);
-        }
-      }
+      float* const c[4] = {c0, c0 + 16, c1, c1 + 16};
+      tiles_from_acc(s0 == 0, two, c);
       for (std::size_t s = s0; s < s1; ++s) {
         std::size_t ld0 = 0, ld1 = 0;
         _tile_loadd(6, src.at(h, s, ld0), ld0);
@@ -310,12 +325,7 @@ void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halv
           _tile_dpbf16ps(3, 5, 7);
         }
       }
-      _tile_stored(0, c0, ld);
-      _tile_stored(1, c0 + 16, ld);
-      if (two) {
-        _tile_stored(2, c1, ld);
-        _tile_stored(3, c1 + 16, ld);
-      }
+      tiles_to_acc(two, c);
     }
   }
   _tile_release();
@@ -327,24 +337,14 @@ void visits_one_row(const BRowsScratch& sz, const BSource& src, std::size_t halv
 // tiles 4, 5, 7 and then 4 again.
 void visits_two_rows(const BRowsScratch& sz, const BSource& src, std::size_t halves, const char* wide,
                      float* acc) {
-  constexpr std::size_t ld = kHalf * sizeof(float);
   configure(16);
   for (std::size_t s0 = 0; s0 < sz.steps; s0 += kVisit) {
     const std::size_t s1 = least(sz.steps, s0 + kVisit);
     for (std::size_t h = 0; h < halves; ++h) {
       float* const top = acc + h * sz.acc_rows * kHalf;
       float* const bottom = top + 16 * kHalf;
-      if (s0 == 0) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-      } else {
-        _tile_loadd(0, top, ld);
-        _tile_loadd(1, top + 16, ld);
-        _tile_loadd(2, bottom, ld);
-        _tile_loadd(3, bottom + 16, ld);
-      }
+      float* const c[4] = {top, top + 16, bottom, bottom + 16};
+      tiles_from_acc(s0 == 0, true, c);
       for (std::size_t s = s0; s < s1; ++s) {
         std::size_t ldb = 0;
         const char* const w = wide + s * 4 * kWideTile;
@@ -358,10 +358,7 @@ void visits_two_rows(const BRowsScratch& sz, const BSource& src, std::size_t hal
         _tile_loadd(4, w + 3 * kWideTile, 64);
         _tile_dpbf16ps(3, 4, 6);
       }
-      _tile_stored(0, top, ld);
-      _tile_stored(1, top + 16, ld);
-      _tile_stored(2, bottom, ld);
-      _tile_stored(3, bottom + 16, ld);
+      tiles_to_acc(true, c);
     }
   }
   _tile_release();
