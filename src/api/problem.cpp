@@ -223,12 +223,14 @@ const Selection& selection(ukernel::Family family) {
 // with fp32 inputs M = 8 loses to the fp32 kernel reading B in place (0.6-0.8x), M = 16 wins
 // (1.4-1.9x); with fp32 inputs and a B from memory, which the fp32 kernel reads in place in
 // shallow K blocks, M = 16 loses (16x4096x4096 0.87-0.91x) and M = 24 wins (1.08x). Arm BFMMLA:
-// the first AMX figures (scalar packers then) until measured on hardware. With a row-major bf16 B
-// that the AMX kernel reads in place (GemmKernel::gemm_b_rows, no packing) it wins from M = 2 (2x768x768
-// 23 -> 92 GFLOPS, 2x4096x4096 12 -> 48).
+// the first AMX figures (scalar packers then) until measured on hardware. AMX wins from M = 2 with
+// a bf16 B whose rows it reads in place (GemmKernel::gemm_b_rows: 2x768x768 23 -> 92 GFLOPS,
+// 2x4096x4096 12 -> 48) or whose columns are contiguous (x W^T, its transposing packer; the fp32
+// kernel's packer takes such a B at 5-6 GB/s: mmla-bench --trans-b 2x768x768 8.0 -> 34-36,
+// 3x4096x4096 4.5 -> 30-31).
 struct Bf16MinRows {
   std::size_t bf16_in, f32_in, f32_in_b_from_memory;
-  std::size_t bf16_in_b_rows = 0;  // bf16 inputs with a B the kernel reads in place (0: bf16_in)
+  std::size_t bf16_in_unit_stride_b = 0;  // bf16 inputs, B row- or column-major (0: bf16_in)
 };
 Bf16MinRows bf16_min_rows() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
@@ -267,8 +269,9 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   // a test reference, never faster than fp32). A prepacked B keeps the kernel it was packed for.
   const bool bf16_in = p.src == ukernel::Elem::bf16;
   const Bf16MinRows min_rows = bf16_min_rows();
-  const std::size_t bf16_in_min_rows =
-      min_rows.bf16_in_b_rows != 0 && p.b_cs == 1 ? min_rows.bf16_in_b_rows : min_rows.bf16_in;
+  const std::size_t bf16_in_min_rows = min_rows.bf16_in_unit_stride_b != 0 && (p.b_cs == 1 || p.b_rs == 1)
+                                           ? min_rows.bf16_in_unit_stride_b
+                                           : min_rows.bf16_in;
   const bool bf16 =
       p.b_packed == nullptr && bf16_hardware() &&
       (bf16_in ? p.m >= bf16_in_min_rows
