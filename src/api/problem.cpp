@@ -227,15 +227,20 @@ const Selection& selection(ukernel::Family family) {
 // a bf16 B whose rows it reads in place (GemmKernel::gemm_b_rows: 2x768x768 23 -> 92 GFLOPS,
 // 2x4096x4096 12 -> 48) or whose columns are contiguous (x W^T, its transposing packer; the fp32
 // kernel's packer takes such a B at 5-6 GB/s: mmla-bench --trans-b 2x768x768 8.0 -> 34-36,
-// 3x4096x4096 4.5 -> 30-31).
+// 3x4096x4096 4.5 -> 30-31). Likewise fast math with a column-major B, which the fp32 kernel packs
+// slowly: AMX from M = 2 (mmla-bench --trans-b, 8x768x768 40-41 -> 69-76, 15x768x768 62-63 -> 129-147,
+// 8x4096x4096 14-15 -> 27; 8x64x64 1.09x), not at depths that AMX's chunks of 32 pad (2x100x33
+// and 15x65x7 ran at 0.57x).
 struct Bf16MinRows {
   std::size_t bf16_in, f32_in, f32_in_b_from_memory;
-  std::size_t bf16_in_unit_stride_b = 0;  // bf16 inputs, B row- or column-major (0: bf16_in)
+  std::size_t bf16_in_unit_stride_b = 0;        // bf16 inputs, B row- or column-major (0: bf16_in)
+  std::size_t f32_in_column_major_b = 0;        // fp32 inputs, B column-major (0: f32_in*) ...
+  std::size_t f32_in_column_major_b_min_k = 0;  // ... from this depth
 };
 Bf16MinRows bf16_min_rows() {
   const Selection& bf = selection(ukernel::Family::gemm_f32_bf16p_bf16p);
   if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::avx512bf16) return {1, 16, 24};
-  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16, 16, 2};
+  if (bf.kernel != nullptr && bf.kernel->isa == cpu::Isa::amx) return {4, 16, 16, 2, 2, 64};
   return {64, 256, 256};
 }
 
@@ -272,11 +277,14 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   const std::size_t bf16_in_min_rows = min_rows.bf16_in_unit_stride_b != 0 && (p.b_cs == 1 || p.b_rs == 1)
                                            ? min_rows.bf16_in_unit_stride_b
                                            : min_rows.bf16_in;
-  const bool bf16 =
-      p.b_packed == nullptr && bf16_hardware() &&
-      (bf16_in ? p.m >= bf16_in_min_rows
-               : fpmath_mode() == MMLA_FPMATH_BF16 &&
-                     p.m >= (driver::b_from_memory(p) ? min_rows.f32_in_b_from_memory : min_rows.f32_in));
+  const bool bf16 = p.b_packed == nullptr && bf16_hardware() &&
+                    (bf16_in ? p.m >= bf16_in_min_rows
+                             : fpmath_mode() == MMLA_FPMATH_BF16 &&
+                                   p.m >= (min_rows.f32_in_column_major_b != 0 && p.b_rs == 1 &&
+                                                   p.b_cs != 1 && p.k >= min_rows.f32_in_column_major_b_min_k
+                                               ? min_rows.f32_in_column_major_b
+                                           : driver::b_from_memory(p) ? min_rows.f32_in_b_from_memory
+                                                                      : min_rows.f32_in));
   const Selection& s =
       selection(bf16 ? ukernel::Family::gemm_f32_bf16p_bf16p : ukernel::Family::gemm_f32_f32p_f32p);
   if (p.m == 0 || p.n == 0) return MMLA_STATUS_SUCCESS;
