@@ -227,13 +227,13 @@ std::size_t least(std::size_t a, std::size_t b) { return a < b ? a : b; }
 // Scratch: the widened A (per step, even and odd tiles of each row of tiles), C's accumulators
 // (per half of 32 columns, acc_rows rows of 16 even then 16 odd columns), the zero-padded copies.
 struct BRowsScratch {
-  std::size_t steps, n_pad, tile_rows, acc_rows, a_bytes, acc_bytes, k_tail_bytes, n_tail_bytes;
+  std::size_t steps, n_pad, row_tiles, acc_rows, a_bytes, acc_bytes, k_tail_bytes, n_tail_bytes;
   explicit BRowsScratch(std::size_t m, std::size_t n, std::size_t k)
       : steps((k + kStep - 1) / kStep),
         n_pad((n + kGroup - 1) / kGroup * kGroup),
-        tile_rows(m <= 16 ? 1 : 2),
+        row_tiles(m <= 16 ? 1 : 2),  // rows of tiles, each of up to 16 rows
         acc_rows(m <= 16 ? m : 32),
-        a_bytes(steps * 2 * tile_rows * kWideTile),
+        a_bytes(steps * 2 * row_tiles * kWideTile),
         acc_bytes(n_pad / kHalf * acc_rows * kHalf * sizeof(float)),
         k_tail_bytes(k % kStep != 0 ? kStep * n_pad * sizeof(std::uint16_t) : 0),
         n_tail_bytes(n % kHalf != 0 ? steps * kStep * kHalf * sizeof(std::uint16_t) : 0) {}
@@ -249,8 +249,8 @@ std::size_t b_rows_scratch(std::size_t m, std::size_t n, std::size_t k) {
 // 32 columns a zero-padded copy of its columns (n_tail).
 struct BSource {
   const std::uint16_t* b;
-  std::size_t ldb, n, full_steps, n_full;  // n_full: columns in whole halves
-  const std::uint16_t* k_tail;             // kStep rows, n_pad columns
+  std::size_t ldb, full_steps, n_full;  // n_full: columns in whole halves
+  const std::uint16_t* k_tail;          // kStep rows, n_pad columns
   std::size_t n_pad;
   const std::uint16_t* n_tail;  // steps x kStep rows of kHalf columns
   const std::uint16_t* at(std::size_t h, std::size_t s, std::size_t& ld_bytes) const {
@@ -378,6 +378,10 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
   const std::size_t full_steps = k / kStep, n_full = n / kHalf * kHalf, halves = (n + kHalf - 1) / kHalf;
   const auto ldb = static_cast<std::size_t>(b_rs);
 
+  // Row i of step s's even widened tile; the odd one's is kWideTile further.
+  const auto wide_row = [&](std::size_t s, std::size_t i) {
+    return wide + (s * 2 * sz.row_tiles + i / 16 * 2) * kWideTile + i % 16 * 64;
+  };
   // A widened, step by step: the even tile's row i is (a, 0) pairs of its 16 depths, the odd one's
   // (0, a); depths past k are zero.
   for (std::size_t s = 0; s < sz.steps; ++s) {
@@ -395,13 +399,13 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
       }
       // (maskz_ forms: the plain ones use _mm512_undefined_*, which GCC 12 flags as uninitialised.)
       const __m512i even = _mm512_maskz_cvtepu16_epi32(0xffff, v);
-      char* const tile = wide + (s * 2 * sz.tile_rows + i / 16 * 2) * kWideTile + i % 16 * 64;
+      char* const tile = wide_row(s, i);
       _mm512_store_si512(tile, even);
       _mm512_store_si512(tile + kWideTile, _mm512_maskz_slli_epi32(0xffff, even, 16));
     }
     // Two rows of tiles take 16 rows each: the rows past m multiply zeros.
-    for (std::size_t i = m; i < 16 * sz.tile_rows; ++i) {
-      char* const tile = wide + (s * 2 * sz.tile_rows + i / 16 * 2) * kWideTile + i % 16 * 64;
+    for (std::size_t i = m; i < 16 * sz.row_tiles; ++i) {
+      char* const tile = wide_row(s, i);
       _mm512_store_si512(tile, _mm512_setzero_si512());
       _mm512_store_si512(tile + kWideTile, _mm512_setzero_si512());
     }
@@ -418,9 +422,9 @@ void gemm_b_rows(std::size_t m, std::size_t n, std::size_t k, const void* a_v, s
     for (std::size_t d = 0; d < k; ++d)
       std::memcpy(n_tail + d * kHalf, b + d * ldb + n_full, (n - n_full) * sizeof(std::uint16_t));
   }
-  const BSource src{b, ldb, n, full_steps, n_full, k_tail, sz.n_pad, n_tail};
+  const BSource src{b, ldb, full_steps, n_full, k_tail, sz.n_pad, n_tail};
 
-  if (sz.tile_rows == 1) {
+  if (sz.row_tiles == 1) {
     visits_one_row(sz, src, halves, wide, acc, m);
   } else {
     visits_two_rows(sz, src, halves, wide, acc);
