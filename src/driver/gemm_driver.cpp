@@ -37,6 +37,7 @@ class Scratch {
 };
 
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+std::size_t round_down_to(std::size_t v, std::size_t to) { return std::max(to, v / to * to); }
 
 void scale_c(const GemmProblem& p) {
   if (p.beta == 1.0f) return;
@@ -450,13 +451,89 @@ GemvSweep gemv_sweep(std::size_t len, std::size_t elem_bytes, std::size_t x_byte
   return {std::clamp<std::size_t>(block, page, len), 4};
 }
 
+namespace {
+// The two forms of the dots: rows of A against a B with contiguous columns (x W^T), and columns of
+// B against an A with contiguous rows. Whichever the problem has (the one with fewer lines when
+// both): a part of a problem split along its long side has one of them too.
+bool dots_rows_of_a(const GemmProblem& p) { return p.b_rs == 1 && p.m <= kDotsMaxRows; }
+bool dots_columns_of_b(const GemmProblem& p) { return p.a_cs == 1 && p.n <= kDotsMaxColumns; }
+}  // namespace
+
+bool dots_x_is_b(const GemmProblem& p) { return dots_rows_of_a(p) && (!dots_columns_of_b(p) || p.m <= p.n); }
+
+bool dots_applicable(const GemmProblem& p) {
+  return p.m >= 2 && p.n >= 2 && p.b_packed == nullptr && p.src == ukernel::Elem::f32 &&
+         (dots_rows_of_a(p) || dots_columns_of_b(p));
+}
+
 bool gemv_applicable(const GemmProblem& p) {
-  if (p.m != 1 && p.n != 1) return false;
+  if (p.m != 1 && p.n != 1) return dots_applicable(p);
   const bool row = p.m == 1;
   if (p.b_packed != nullptr) return row && packed_b_streams(*p.b_layout->kernel);
   const std::ptrdiff_t x_ls = row ? p.b_cs : p.a_rs, x_ks = row ? p.b_rs : p.a_cs;
   return x_ls == 1 || (row ? p.n : p.m) == 1 || x_ks == 1;
 }
+
+namespace {
+// The few lines (rows of A, or columns of B: dots_x_is_b) are V, the other operand X; each element
+// of C is the dot product of a line of V and one of X, both contiguous along k. Column blocks of X
+// fill half the L2, where the row blocks after the first read them again; within one, K blocks keep
+// a tile's lines of V in half the L1 (8 rows: 768 depths). Blocks of columns outside blocks of K
+// (not the other way round) read each line of X in one go (mmla-bench --trans-b, 1 thread, GFLOPS:
+// 32x768x3072 79-80 -> 96-98, 64x4096x4096 65-70 -> 74-75). An X from memory against one tile of
+// rows is read along all of K, each of its lines one sequential stream, the tile's V from L2
+// (8x4096x4096 32-34 -> 38-39; with more rows that lost, 32x4096x4096 63-65 -> 59-61). V is copied
+// contiguous when it is not.
+Status dots(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
+  const bool x_is_b = dots_x_is_b(p);
+  const std::size_t rows = x_is_b ? p.m : p.n, len = x_is_b ? p.n : p.m;
+  const auto* x = static_cast<const float*>(x_is_b ? p.b : p.a);
+  const auto* v_src = static_cast<const float*>(x_is_b ? p.a : p.b);
+  const std::ptrdiff_t x_ls = x_is_b ? p.b_cs : p.a_rs;
+  const std::ptrdiff_t v_ls = x_is_b ? p.a_rs : p.b_cs, v_ks = x_is_b ? p.a_cs : p.b_rs;
+  const std::ptrdiff_t c_vs = x_is_b ? p.c_rs : p.c_cs, c_xs = x_is_b ? p.c_cs : p.c_rs;
+
+  const std::size_t v_floats = v_ks == 1 ? 0 : rows * p.k;
+  static thread_local Scratch scratch;
+  auto* const acc = static_cast<float*>(scratch.get((round_up(rows * len, 16) + v_floats) * sizeof(float)));
+  if (acc == nullptr) return Status::out_of_memory;
+  const float* v = v_src;
+  std::ptrdiff_t v_rs = v_ls;
+  if (v_floats != 0) {
+    float* const vc = acc + round_up(rows * len, 16);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t q = 0; q < p.k; ++q)
+        vc[i * p.k + q] =
+            v_src[static_cast<std::ptrdiff_t>(i) * v_ls + static_cast<std::ptrdiff_t>(q) * v_ks];
+    v = vc, v_rs = static_cast<std::ptrdiff_t>(p.k);
+  }
+
+  const cpu::CacheSizes& caches = cpu::info().caches;
+  constexpr std::size_t kMaxTile = ukernel::kGemvDotsMaxRows;
+  const std::size_t tile_rows = std::min(rows, kMaxTile);
+  const bool x_from_memory = (x_is_b ? call_b_bytes(p) : len * p.k * sizeof(float)) > kBInPlaceMaxBytes;
+  const std::size_t kc =
+      x_from_memory && rows <= kMaxTile
+          ? p.k
+          : balanced_depth(p.k, round_down_to(caches.l1d / 2 / (tile_rows * sizeof(float)), 16), 16);
+  const std::size_t width = std::max<std::size_t>(16, caches.l2 / 2 / (p.k * sizeof(float)));
+  std::fill(acc, acc + rows * len, 0.0f);
+  for (std::size_t j = 0; j < len; j += width)
+    for (std::size_t pc = 0; pc < p.k; pc += kc)
+      for (std::size_t i = 0; i < rows; i += kMaxTile)
+        kernel.dots(std::min(kMaxTile, rows - i), std::min(width, len - j), std::min(kc, p.k - pc),
+                    x + static_cast<std::ptrdiff_t>(j) * x_ls + static_cast<std::ptrdiff_t>(pc), x_ls,
+                    v + static_cast<std::ptrdiff_t>(i) * v_rs + static_cast<std::ptrdiff_t>(pc), v_rs,
+                    acc + i * len + j, len);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < len; ++j) {
+      float& out = p.c[static_cast<std::ptrdiff_t>(i) * c_vs + static_cast<std::ptrdiff_t>(j) * c_xs];
+      const float r = p.alpha * acc[i * len + j];
+      out = p.beta == 0.0f ? r : r + p.beta * out;
+    }
+  return Status::ok;
+}
+}  // namespace
 
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
   if (!gemv_applicable(p)) return Status::not_applicable;
@@ -464,6 +541,7 @@ Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
     scale_c(p);
     return Status::ok;
   }
+  if (p.m != 1 && p.n != 1) return dots(kernel, p);
   // y = X v: for m == 1, X = B^T (len = n) and v = A's row; for n == 1, X = A (len = m), v = B's column.
   const bool row = p.m == 1;
   const std::size_t len = row ? p.n : p.m;

@@ -174,7 +174,19 @@ Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p);
 
 // The matrix-vector path for m == 1 or n == 1: streams the big operand once with a GEMV kernel.
 // Not applicable (gemv returns not_applicable, touching nothing) when neither is 1 or the big
-// operand has no unit stride; a prepacked B is streamed panel by panel.
+// operand has no unit stride; a prepacked B is streamed panel by panel. It also takes few rows or
+// columns of fp32 operands, not prepacked, whose lines lie along K (dots_applicable): dot products
+// of lines read where they are (GemvKernel::dots). Up to kDotsMaxRows rows of A against a B with
+// contiguous columns (x W^T), where the GEMM path would pack that B across its columns (mmla-bench
+// --trans-b, 1 thread, GFLOPS: 8x3072x768 22 -> 75, 32x768x768 83 -> 103, 64x3072x768 70-88 ->
+// 101-104; 128 rows mixed); up to kDotsMaxColumns columns of B against an A with contiguous rows,
+// where the GEMM path reads A in place and only its NR-wide tiles' unused columns are lost
+// (768x8x768 45-47 -> 67-72; 768x16x768 93 -> 86).
+inline constexpr std::size_t kDotsMaxRows = 64;
+inline constexpr std::size_t kDotsMaxColumns = 8;
+// Which operand the dots stream as X: B for rows of A, A for columns of B.
+bool dots_x_is_b(const GemmProblem& p);
+bool dots_applicable(const GemmProblem& p);
 bool gemv_applicable(const GemmProblem& p);
 Status gemv(const ukernel::GemvKernel& kernel, const GemmProblem& p);
 

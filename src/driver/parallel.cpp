@@ -28,7 +28,11 @@ constexpr double kPackCost = 16;
 // (~50 GB/s of fp32 from caches, ~16 from memory beyond 8 MiB). Overestimates make threading more
 // cautious.
 double fmas_per_us(const ukernel::GemmKernel& k) { return k.elem_size == 2 ? 3e5 : 6e4; }
-double gemv_elems_per_us(double elems) { return elems * sizeof(float) <= (8 << 20) ? 12e3 : 4e3; }
+// The dots (few rows, GemvKernel::dots) do `rows` multiply-adds per element of X, at up to ~100
+// GFLOPS.
+double gemv_elems_per_us(double elems, std::size_t rows) {
+  return std::min(elems * sizeof(float) <= (8 << 20) ? 12e3 : 4e3, 5e4 / static_cast<double>(rows));
+}
 // The fixed cost of any team beyond the wake-up (handing out jobs, the final wait), in microseconds.
 constexpr double kTeamOverheadUs = 2;
 // Workers that start this much later than the caller (they were asleep) get smaller parts than the
@@ -342,13 +346,13 @@ Partition plan_gemm(const ukernel::GemmKernel& kernel, const Blocking& blocking,
 Partition plan_gemv(const GemmProblem& p, int threads, threading::TeamStart start) {
   Partition best;
   if (threads <= 1 || p.k == 0 || p.alpha == 0.0f) return best;
-  const double rate = gemv_elems_per_us(static_cast<double>(p.m) * p.n * p.k);
+  // X is B (its columns are the outputs' lines) for a row vector, and for the dots when rows are few.
+  const bool row = p.m == 1 || (p.n != 1 && dots_x_is_b(p));
+  const std::size_t len = row ? p.n : p.m, align = row ? gemv_align(p).n : gemv_align(p).m;
+  const double rate = gemv_elems_per_us(static_cast<double>(len) * p.k, row ? p.m : p.n);
   const double caller = start.caller_us * rate, workers = start.workers_us * rate;
   const double team_cost = kTeamOverheadUs * rate;
   const bool late = workers_late(start);
-  const Align al = gemv_align(p);
-  const bool row = p.m == 1;
-  const std::size_t len = row ? p.n : p.m, align = row ? al.n : al.m;
   const double k = static_cast<double>(p.k);
   // X streamed along its contiguous dimension (the axpy form, X not prepacked): splitting the output
   // gives each part a piece of every line of X, priced as the whole line up to a page, as in
@@ -392,6 +396,8 @@ Status gemm_partitioned(const ukernel::GemmKernel& kernel, const Blocking& block
 }
 
 Status gemv_partitioned(const ukernel::GemvKernel& kernel, const GemmProblem& p, Partition part) {
+  // As gemv() for the whole (some parts of a problem it refuses could be vectors it takes).
+  if (!gemv_applicable(p)) return Status::not_applicable;
   return run_parts(p, part, gemv_align(p), nullptr, [&](const GemmProblem& s) { return gemv(kernel, s); });
 }
 

@@ -136,6 +136,14 @@ using GemvBf16c2Fn = void (*)(std::size_t count, std::size_t nr, std::size_t len
                               const std::uint16_t* x, std::ptrdiff_t panel_stride, const float* v,
                               float* acc);
 
+// Several vectors at once, for few rows of A against a B whose columns are contiguous (x W^T), or
+// few columns of B against an A whose rows are: acc[i * acc_ld + j] += sum_p v[i * v_rs + p] *
+// x[j * x_ls + p] for i < rows <= kGemvDotsMaxRows, j < len; rows of V and of X contiguous.
+using GemvDotsFn = void (*)(std::size_t rows, std::size_t len, std::size_t k, const float* x,
+                            std::ptrdiff_t x_ls, const float* v, std::ptrdiff_t v_rs, float* acc,
+                            std::size_t acc_ld);
+inline constexpr std::size_t kGemvDotsMaxRows = 8;
+
 struct GemvKernel {
   const char* name;  // variant name = file name = descriptor symbol
   Family family;
@@ -146,6 +154,7 @@ struct GemvKernel {
   GemvAxpyBf16Fn axpy_bf16;
   GemvDotBf16Fn dot_bf16;
   GemvBf16c2Fn axpy_bf16c2;
+  GemvDotsFn dots;
 };
 
 const char* family_name(Family family);

@@ -829,9 +829,15 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
     p.b = b.data.data(), p.b_rs = b.rs, p.b_cs = b.cs;
   }
   const driver::Status st = part.threads() == 1 ? driver::gemv(gk, p) : driver::gemv_partitioned(gk, p, part);
-  // Strided X (neither stride 1) is not for the GEMV path; everything else must be taken.
+  // Strided X (neither stride 1) is not for the GEMV path; everything else must be taken. More
+  // rows and columns only as dots: rows of A against a B with contiguous columns, or columns of B
+  // against an A with contiguous rows, few of them, fp32 and not prepacked.
+  const bool dots = m >= 2 && n >= 2;
   const bool x_unit =
-      m == 1 ? (prepack || b.cs == 1 || b.rs == 1 || n == 1) : (a.rs == 1 || a.cs == 1 || m == 1);
+      dots     ? !prepack && ((b.rs == 1 && static_cast<std::size_t>(m) <= driver::kDotsMaxRows) ||
+                          (a.cs == 1 && static_cast<std::size_t>(n) <= driver::kDotsMaxColumns))
+      : m == 1 ? (prepack || b.cs == 1 || b.rs == 1 || n == 1)
+               : (a.rs == 1 || a.cs == 1 || m == 1);
   if (!x_unit || (prepack && m != 1)) {
     ASSERT_EQ(st, driver::Status::not_applicable);
     return;
@@ -900,6 +906,30 @@ TEST_P(DriverGemv, EveryLayout) {
           }
 }
 
+// The dots: few rows of A against a B with contiguous columns, few columns of B against an A with
+// contiguous rows, and every other layout of those shapes refused; tiles of 1-8 rows and the rows
+// left over, K blocks (12 x 700 x 1700: three) and column blocks (700 columns: two), a B over 16
+// MiB read along all of K, and the limits (64 rows, 8 columns) and one past them.
+TEST_P(DriverGemv, Dots) {
+  if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
+  const auto rows = static_cast<std::int64_t>(driver::kDotsMaxRows);
+  const auto cols = static_cast<std::int64_t>(driver::kDotsMaxColumns);
+  const std::int64_t shapes[][3] = {{2, 37, 29},     {3, 2, 16},       {8, 50, 67},       {9, 19, 1},
+                                    {13, 70, 33},    {rows, 17, 40},   {rows + 1, 20, 9}, {45, 2, 70},
+                                    {300, cols, 21}, {70, cols + 1, 5}};
+  for (const auto& s : shapes)
+    for (bool a_row : {true, false})
+      for (bool b_row : {true, false})
+        for (bool c_row : {true, false}) {
+          run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, -1.25f, 0.0f, false);
+          run_gemv_case(*GetParam(), s[0], s[1], s[2], a_row, b_row, c_row, 0.5f, 2.0f, false);
+          if (HasFatalFailure()) return;
+        }
+  run_gemv_case(*GetParam(), 12, 700, 1700, true, false, true, 1.0f, 0.0f, false);
+  run_gemv_case(*GetParam(), 700, 5, 1700, true, true, false, 1.0f, 1.0f, false);
+  run_gemv_case(*GetParam(), 3, 4200, 1100, false, false, true, 1.0f, 0.0f, false);
+}
+
 // A prepacked bf16 B in the c2 layout of the AVX512_BF16 kernels (fast math: A rounded to bf16
 // too, which the reference of rounded inputs checks to the fp32 bound): odd and even K, partial
 // panels, groups of four panels, split over threads.
@@ -923,7 +953,7 @@ TEST_P(DriverGemv, Bf16c2PackedB) {
 
 TEST_P(DriverGemv, EveryPartition) {
   if (!ukernel::usable(*GetParam())) GTEST_SKIP() << GetParam()->name << " is not usable here";
-  const std::int64_t shapes[][3] = {{1, 70, 300}, {1, 5, 290}, {53, 1, 300}};
+  const std::int64_t shapes[][3] = {{1, 70, 300}, {1, 5, 290}, {53, 1, 300}, {5, 70, 300}, {70, 5, 300}};
   for (const auto& s : shapes)
     for (int parts = 2; parts <= 3; ++parts)
       for (int axis = 0; axis < 3; ++axis)
@@ -984,10 +1014,11 @@ TEST_P(DriverGemv, ThreadedAndPlanned) {
   }
 }
 
+// Neither a vector nor dots: a column-major A and a row-major B.
 TEST_P(DriverGemv, NotForGeneralShapes) {
   std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 3.0f);
   driver::GemmProblem p;
-  p.m = 2, p.n = 2, p.k = 2, p.a = a.data(), p.a_rs = 2, p.a_cs = 1, p.b = b.data(), p.b_rs = 2, p.b_cs = 1;
+  p.m = 2, p.n = 2, p.k = 2, p.a = a.data(), p.a_rs = 1, p.a_cs = 2, p.b = b.data(), p.b_rs = 2, p.b_cs = 1;
   p.c = c.data(), p.c_rs = 2, p.c_cs = 1;
   EXPECT_EQ(driver::gemv(*GetParam(), p), driver::Status::not_applicable);
   for (float v : c) EXPECT_EQ(v, 3.0f);

@@ -4,6 +4,7 @@
 #endif
 
 #define MMLA_GEMV_LANES 8
+#define MMLA_GEMV_REGS 16
 #include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
 #include "ukernel/ukernel.hpp"
 
@@ -17,6 +18,7 @@ extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
                                                    gemv_axpy_panels4,
                                                    gemv_axpy_bf16,
                                                    gemv_dot_bf16,
-                                                   gemv_axpy_bf16c2};
+                                                   gemv_axpy_bf16c2,
+                                                   gemv_dots_f32};
 
 }  // namespace mmla::ukernel
