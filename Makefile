@@ -68,7 +68,7 @@ build-aarch64: setup
 test-aarch64: build-aarch64
 	bash scripts/test-aarch64.sh build/aarch64
 
-SOURCES = $(shell git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
+SOURCES = $(shell git ls-files '*.c' '*.cpp' '*.h' '*.hpp' '*.inc')
 # clang-format pinned to one version by scripts/setup.sh
 CLANG_FORMAT = build/tools-venv/bin/clang-format
 format: setup
