@@ -298,14 +298,19 @@ mmla_status run_gemm(const driver::GemmProblem& p) {
   constexpr std::size_t kBf16GemvMinBytes = 16u << 20;
   const bool gemv_pays = !bf16_in || !bf16 || p.b_packed != nullptr ||
                          p.k * (p.m == 1 ? p.n : p.m) * sizeof(std::uint16_t) >= kBf16GemvMinBytes;
-  // The dots (few rows or columns of fp32 operands, driver::dots_applicable) give way to a bf16
-  // kernel in fast math past 8 lines (AMX, mmla-bench --trans-b, 1 thread, GFLOPS, bf16 kernel vs
-  // dots: 8x768x768 61-66 vs 87-88, 8x3072x768 53-59 vs 77-81, 16x768x768 89-118 vs 89-91,
-  // 32x768x768 158-218 vs 100-105).
-  constexpr std::size_t kDotsMaxLinesOverBf16 = 8;
-  const bool dots =
-      driver::dots_applicable(p) && (!bf16 || (driver::dots_x_is_b(p) ? p.m : p.n) <= kDotsMaxLinesOverBf16);
-  if ((p.m == 1 || p.n == 1 || dots) && gemv_pays && gemv_selection().kernel != nullptr) {
+  // The dots (few rows or columns whose lines lie along K, driver::dots_applicable) give way to a
+  // bf16 kernel past a few lines. AMX, mmla-bench --trans-b, 1 thread, GFLOPS, bf16 kernel vs dots:
+  // in fast math past 8 (8x768x768 61-66 vs 87-88, 8x3072x768 53-59 vs 77-81, 16x768x768 89-118 vs
+  // 89-91, 32x768x768 158-218 vs 100-105); with bf16 inputs, which the AMX kernel takes without
+  // converting them, past 4 (2x768x768 40-41 vs 84-85, 4x768x768 80-81 vs 108-110, 8x768x768
+  // 155-158 vs 122-124), or past 8 where the streamed operand outgrows the L2 (8x768x3072 93-94 vs
+  // 116, 8x4096x4096 80 vs 104-107, 8x3072x768 109-110 vs 111).
+  const std::size_t dots_lines = driver::dots_x_is_b(p) ? p.m : p.n;
+  const std::size_t dots_x_bytes =
+      p.k * (driver::dots_x_is_b(p) ? p.n : p.m) * ukernel::kElemBytes[static_cast<int>(p.src)];
+  const std::size_t dots_max_lines_over_bf16 = !bf16_in || dots_x_bytes > cpu::info().caches.l2 ? 8 : 4;
+  const bool dots = driver::dots_applicable(p) && (!bf16 || dots_lines <= dots_max_lines_over_bf16);
+  if ((((p.m == 1 || p.n == 1) && gemv_pays) || dots) && gemv_selection().kernel != nullptr) {
     switch (driver::gemv_threaded(*gemv_selection().kernel, p, num_threads())) {
       case driver::Status::ok: return MMLA_STATUS_SUCCESS;
       case driver::Status::out_of_memory:

@@ -462,8 +462,7 @@ bool dots_columns_of_b(const GemmProblem& p) { return p.a_cs == 1 && p.n <= kDot
 bool dots_x_is_b(const GemmProblem& p) { return dots_rows_of_a(p) && (!dots_columns_of_b(p) || p.m <= p.n); }
 
 bool dots_applicable(const GemmProblem& p) {
-  return p.m >= 2 && p.n >= 2 && p.b_packed == nullptr && p.src == ukernel::Elem::f32 &&
-         (dots_rows_of_a(p) || dots_columns_of_b(p));
+  return p.m >= 2 && p.n >= 2 && p.b_packed == nullptr && (dots_rows_of_a(p) || dots_columns_of_b(p));
 }
 
 bool gemv_applicable(const GemmProblem& p) {
@@ -487,44 +486,58 @@ namespace {
 Status dots(const ukernel::GemvKernel& kernel, const GemmProblem& p) {
   const bool x_is_b = dots_x_is_b(p);
   const std::size_t rows = x_is_b ? p.m : p.n, len = x_is_b ? p.n : p.m;
-  const auto* x = static_cast<const float*>(x_is_b ? p.b : p.a);
-  const auto* v_src = static_cast<const float*>(x_is_b ? p.a : p.b);
+  // bf16 inputs: X is widened by the kernel as it streams, V here once (both exact).
+  const bool bf16 = p.src == ukernel::Elem::bf16;
+  const void* const x_any = x_is_b ? p.b : p.a;
+  const void* const v_src = x_is_b ? p.a : p.b;
   const std::ptrdiff_t x_ls = x_is_b ? p.b_cs : p.a_rs;
   const std::ptrdiff_t v_ls = x_is_b ? p.a_rs : p.b_cs, v_ks = x_is_b ? p.a_cs : p.b_rs;
   const std::ptrdiff_t c_vs = x_is_b ? p.c_rs : p.c_cs, c_xs = x_is_b ? p.c_cs : p.c_rs;
 
-  const std::size_t v_floats = v_ks == 1 ? 0 : rows * p.k;
+  const std::size_t v_floats = v_ks == 1 && !bf16 ? 0 : rows * p.k;
   static thread_local Scratch scratch;
   auto* const acc = static_cast<float*>(scratch.get((round_up(rows * len, 16) + v_floats) * sizeof(float)));
   if (acc == nullptr) return Status::out_of_memory;
-  const float* v = v_src;
+  const float* v = static_cast<const float*>(v_src);
   std::ptrdiff_t v_rs = v_ls;
   if (v_floats != 0) {
     float* const vc = acc + round_up(rows * len, 16);
     for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t q = 0; q < p.k; ++q)
-        vc[i * p.k + q] =
-            v_src[static_cast<std::ptrdiff_t>(i) * v_ls + static_cast<std::ptrdiff_t>(q) * v_ks];
+      for (std::size_t q = 0; q < p.k; ++q) {
+        const std::ptrdiff_t at =
+            static_cast<std::ptrdiff_t>(i) * v_ls + static_cast<std::ptrdiff_t>(q) * v_ks;
+        vc[i * p.k + q] = bf16 ? ukernel::bf16_to_f32(static_cast<const std::uint16_t*>(v_src)[at])
+                               : static_cast<const float*>(v_src)[at];
+      }
     v = vc, v_rs = static_cast<std::ptrdiff_t>(p.k);
   }
 
   const cpu::CacheSizes& caches = cpu::info().caches;
   constexpr std::size_t kMaxTile = ukernel::kGemvDotsMaxRows;
   const std::size_t tile_rows = std::min(rows, kMaxTile);
-  const bool x_from_memory = (x_is_b ? call_b_bytes(p) : len * p.k * sizeof(float)) > kBInPlaceMaxBytes;
+  const std::size_t x_elem = ukernel::kElemBytes[static_cast<int>(p.src)];
+  const bool x_from_memory = (x_is_b ? call_b_bytes(p) : len * p.k * x_elem) > kBInPlaceMaxBytes;
   const std::size_t kc =
       x_from_memory && rows <= kMaxTile
           ? p.k
           : balanced_depth(p.k, round_down_to(caches.l1d / 2 / (tile_rows * sizeof(float)), 16), 16);
-  const std::size_t width = std::max<std::size_t>(16, caches.l2 / 2 / (p.k * sizeof(float)));
+  const std::size_t width = std::max<std::size_t>(16, caches.l2 / 2 / (p.k * x_elem));
   std::fill(acc, acc + rows * len, 0.0f);
   for (std::size_t j = 0; j < len; j += width)
     for (std::size_t pc = 0; pc < p.k; pc += kc)
-      for (std::size_t i = 0; i < rows; i += kMaxTile)
-        kernel.dots(std::min(kMaxTile, rows - i), std::min(width, len - j), std::min(kc, p.k - pc),
-                    x + static_cast<std::ptrdiff_t>(j) * x_ls + static_cast<std::ptrdiff_t>(pc), x_ls,
-                    v + static_cast<std::ptrdiff_t>(i) * v_rs + static_cast<std::ptrdiff_t>(pc), v_rs,
-                    acc + i * len + j, len);
+      for (std::size_t i = 0; i < rows; i += kMaxTile) {
+        const std::ptrdiff_t x_at = static_cast<std::ptrdiff_t>(j) * x_ls + static_cast<std::ptrdiff_t>(pc);
+        const std::size_t r = std::min(kMaxTile, rows - i), w = std::min(width, len - j);
+        const std::size_t kb = std::min(kc, p.k - pc);
+        const float* const vi = v + static_cast<std::ptrdiff_t>(i) * v_rs + static_cast<std::ptrdiff_t>(pc);
+        float* const out = acc + i * len + j;
+        if (bf16) {
+          kernel.dots_bf16(r, w, kb, static_cast<const std::uint16_t*>(x_any) + x_at, x_ls, vi, v_rs, out,
+                           len);
+        } else {
+          kernel.dots(r, w, kb, static_cast<const float*>(x_any) + x_at, x_ls, vi, v_rs, out, len);
+        }
+      }
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < len; ++j) {
       float& out = p.c[static_cast<std::ptrdiff_t>(i) * c_vs + static_cast<std::ptrdiff_t>(j) * c_xs];

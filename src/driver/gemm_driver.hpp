@@ -175,7 +175,7 @@ Status gemm_small(const ukernel::GemmKernel& kernel, const GemmProblem& p);
 // The matrix-vector path for m == 1 or n == 1: streams the big operand once with a GEMV kernel.
 // Not applicable (gemv returns not_applicable, touching nothing) when neither is 1 or the big
 // operand has no unit stride; a prepacked B is streamed panel by panel. It also takes few rows or
-// columns of fp32 operands, not prepacked, whose lines lie along K (dots_applicable): dot products
+// columns of operands not prepacked whose lines lie along K (dots_applicable): dot products
 // of lines read where they are (GemvKernel::dots). Up to kDotsMaxRows rows of A against a B with
 // contiguous columns (x W^T), where the GEMM path would pack that B across its columns (mmla-bench
 // --trans-b, 1 thread, GFLOPS: 8x3072x768 22 -> 75, 32x768x768 83 -> 103, 64x3072x768 70-88 ->

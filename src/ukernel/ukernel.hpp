@@ -143,6 +143,10 @@ using GemvDotsFn = void (*)(std::size_t rows, std::size_t len, std::size_t k, co
                             std::ptrdiff_t x_ls, const float* v, std::ptrdiff_t v_rs, float* acc,
                             std::size_t acc_ld);
 inline constexpr std::size_t kGemvDotsMaxRows = 8;
+// The same with X of bf16 (bf16 GEMM; V fp32), widened exactly as it is read.
+using GemvDotsBf16Fn = void (*)(std::size_t rows, std::size_t len, std::size_t k, const std::uint16_t* x,
+                                std::ptrdiff_t x_ls, const float* v, std::ptrdiff_t v_rs, float* acc,
+                                std::size_t acc_ld);
 
 struct GemvKernel {
   const char* name;  // variant name = file name = descriptor symbol
@@ -155,6 +159,7 @@ struct GemvKernel {
   GemvDotBf16Fn dot_bf16;
   GemvBf16c2Fn axpy_bf16c2;
   GemvDotsFn dots;
+  GemvDotsBf16Fn dots_bf16;
 };
 
 const char* family_name(Family family);

@@ -116,6 +116,36 @@ TEST(Sbgemm, LargeMatrixVectorProducts) {
     }
 }
 
+// Few rows against a transposed B (x W^T) take the dots where they pay (bf16 read and widened in
+// place): 2-9 rows, a W small enough for L2 and one over 2 MiB (where more rows take them with
+// BF16 instructions), beta 0 and 1, against the reference.
+TEST(Sbgemm, FewRowsAgainstATransposedB) {
+  for (std::int64_t m : {2, 3, 4, 5, 8, 9})
+    for (std::int64_t n : {100, 1100}) {
+      const std::int64_t k = n == 100 ? 70 : 1000;
+      const Bf16Matrix a = make_bf16(m, k, true, 1, 7), w = make_bf16(n, k, true, 0, 8);
+      for (float beta : {0.0f, 1.0f}) {
+        Strided c = make_matrix(m, n, true, 2, 9);
+        if (beta == 0.0f)
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+        const Strided before = c;
+        ASSERT_EQ(MMLA_STATUS_SUCCESS,
+                  mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_TRANS, m, n, k, -0.75f, a.bits.data(),
+                              a.values.rs, w.bits.data(), k, beta, c.data.data(), c.rs))
+            << mmla_last_error();
+        const Reference r = reference_gemm(
+            m, n, k, -0.75f, [&](std::int64_t i, std::int64_t p) { return a.values.at(i, p); },
+            [&](std::int64_t p, std::int64_t j) { return w.values.at(j, p); }, beta,
+            [&](std::int64_t i, std::int64_t j) { return before.at(i, j); });
+        ASSERT_TRUE(matches(
+            r, [&](std::int64_t i, std::int64_t j) { return c.at(i, j); },
+            fp32_bound_factor(k, kMinDriverKc)))
+            << m << "x" << n << "x" << k << " beta=" << beta;
+      }
+    }
+}
+
 std::string combo_name(const ::testing::TestParamInfo<Combo>& info) {
   const auto [row, ta, tb, cb] = info.param;
   return std::string(cb ? "cblas_" : "mmla_") + (row ? "Row" : "Col") + (ta ? "T" : "N") + (tb ? "T" : "N");

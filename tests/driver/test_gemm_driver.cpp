@@ -831,7 +831,7 @@ void run_gemv_case(const ukernel::GemvKernel& gk, std::int64_t m, std::int64_t n
   const driver::Status st = part.threads() == 1 ? driver::gemv(gk, p) : driver::gemv_partitioned(gk, p, part);
   // Strided X (neither stride 1) is not for the GEMV path; everything else must be taken. More
   // rows and columns only as dots: rows of A against a B with contiguous columns, or columns of B
-  // against an A with contiguous rows, few of them, fp32 and not prepacked.
+  // against an A with contiguous rows, few of them, not prepacked (the case runs fp32 only).
   const bool dots = m >= 2 && n >= 2;
   const bool x_unit =
       dots     ? !prepack && ((b.rs == 1 && static_cast<std::size_t>(m) <= driver::kDotsMaxRows) ||

@@ -195,40 +195,48 @@ TEST_P(Gemv, Bf16c2Panels) {
 
 // Several vectors at once: every row count up to kGemvDotsMaxRows (tiles of each height and the
 // rows left over), lengths around every tile width, depths around the vector widths (the zeroed
-// tail), padded rows of V and X and an acc wider than len; accumulates onto acc, against the double
-// reference, and writes nothing past len in any row.
+// tail), padded rows of V and X and an acc wider than len, X of fp32 and of bf16; accumulates onto
+// acc, against the double reference, and writes nothing past len in any row.
 TEST_P(Gemv, DotsOverRowsLengthsAndDepths) {
   const GemvKernel& kn = *GetParam();
   for (std::size_t rows = 1; rows <= ukernel::kGemvDotsMaxRows; ++rows)
     for (std::size_t len : {1, 2, 3, 5, 8, 9, 17})
-      for (std::size_t k : {1, 3, 4, 7, 8, 15, 16, 17, 33, 67}) {
-        const auto il = static_cast<std::int64_t>(len), ik = static_cast<std::int64_t>(k);
-        const Strided x = make_matrix(il, ik, true, 3, static_cast<std::uint32_t>(len * 131 + k));
-        const Strided v =
-            make_matrix(static_cast<std::int64_t>(rows), ik, true, 5, static_cast<std::uint32_t>(k + rows));
-        const std::size_t ld = len + 3;
-        std::vector<float> acc(rows * ld);
-        for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
-        const std::vector<float> before = acc;
-        kn.dots(rows, len, k, x.data.data(), x.rs, v.data.data(), v.rs, acc.data(), ld);
-        for (std::size_t i = 0; i < rows; ++i) {
-          for (std::size_t j = 0; j < len; ++j) {
-            double expect = before[i * ld + j], scale = std::abs(expect);
-            for (std::size_t p = 0; p < k; ++p) {
-              const double t =
-                  static_cast<double>(x.at(static_cast<std::int64_t>(j), static_cast<std::int64_t>(p))) *
-                  v.at(static_cast<std::int64_t>(i), static_cast<std::int64_t>(p));
-              expect += t, scale += std::abs(t);
-            }
-            ASSERT_LE(std::abs(acc[i * ld + j] - expect), fp32_bound_factor(ik + 1, ik + 1) * scale)
-                << kn.name << " dots rows=" << rows << " len=" << len << " k=" << k << " at " << i << ","
-                << j;
+      for (std::size_t k : {1, 3, 4, 7, 8, 15, 16, 17, 33, 67})
+        for (bool bf16 : {false, true}) {
+          const auto il = static_cast<std::int64_t>(len), ik = static_cast<std::int64_t>(k);
+          Strided x = make_matrix(il, ik, true, 3, static_cast<std::uint32_t>(len * 131 + k));
+          std::vector<std::uint16_t> x16(x.data.size());
+          if (bf16)
+            for (std::size_t i = 0; i < x.data.size(); ++i) x16[i] = to_bf16_bits(x.data[i]);
+          const Strided v =
+              make_matrix(static_cast<std::int64_t>(rows), ik, true, 5, static_cast<std::uint32_t>(k + rows));
+          const std::size_t ld = len + 3;
+          std::vector<float> acc(rows * ld);
+          for (std::size_t j = 0; j < acc.size(); ++j) acc[j] = 0.25f * static_cast<float>(j % 5);
+          const std::vector<float> before = acc;
+          if (bf16) {
+            kn.dots_bf16(rows, len, k, x16.data(), x.rs, v.data.data(), v.rs, acc.data(), ld);
+          } else {
+            kn.dots(rows, len, k, x.data.data(), x.rs, v.data.data(), v.rs, acc.data(), ld);
           }
-          for (std::size_t j = len; j < ld; ++j)
-            ASSERT_EQ(0, std::memcmp(&acc[i * ld + j], &before[i * ld + j], sizeof(float)))
-                << kn.name << " dots wrote past len in row " << i;
+          for (std::size_t i = 0; i < rows; ++i) {
+            for (std::size_t j = 0; j < len; ++j) {
+              double expect = before[i * ld + j], scale = std::abs(expect);
+              for (std::size_t p = 0; p < k; ++p) {
+                const double t =
+                    static_cast<double>(x.at(static_cast<std::int64_t>(j), static_cast<std::int64_t>(p))) *
+                    v.at(static_cast<std::int64_t>(i), static_cast<std::int64_t>(p));
+                expect += t, scale += std::abs(t);
+              }
+              ASSERT_LE(std::abs(acc[i * ld + j] - expect), fp32_bound_factor(ik + 1, ik + 1) * scale)
+                  << kn.name << " dots rows=" << rows << " len=" << len << " k=" << k << " at " << i << ","
+                  << j;
+            }
+            for (std::size_t j = len; j < ld; ++j)
+              ASSERT_EQ(0, std::memcmp(&acc[i * ld + j], &before[i * ld + j], sizeof(float)))
+                  << kn.name << " dots wrote past len in row " << i;
+          }
         }
-      }
 }
 
 TEST_P(Gemv, Bf16DenormalsAreKept) {

@@ -19,6 +19,7 @@ extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
                                                    gemv_axpy_bf16,
                                                    gemv_dot_bf16,
                                                    gemv_axpy_bf16c2,
-                                                   gemv_dots_f32};
+                                                   gemv_dots_f32,
+                                                   gemv_dots_bf16};
 
 }  // namespace mmla::ukernel

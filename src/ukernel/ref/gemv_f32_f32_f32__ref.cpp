@@ -8,6 +8,7 @@ namespace mmla::ukernel {
 
 extern const GemvKernel gemv_f32_f32_f32__ref{
     "gemv_f32_f32_f32__ref", Family::gemv_f32_f32_f32, cpu::Isa::ref, gemv_axpy_f32,    gemv_dot_f32,
-    gemv_axpy_panels4,       gemv_axpy_bf16,           gemv_dot_bf16, gemv_axpy_bf16c2, gemv_dots_f32};
+    gemv_axpy_panels4,       gemv_axpy_bf16,           gemv_dot_bf16, gemv_axpy_bf16c2, gemv_dots_f32,
+    gemv_dots_bf16};
 
 }  // namespace mmla::ukernel
