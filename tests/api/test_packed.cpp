@@ -57,9 +57,7 @@ TEST_P(PackedCombos, MatchesReferenceAndIsReusable) {
     }
     for (float beta : {0.0f, 0.5f}) {  // the same handle twice
       Strided c = make_matrix(m, n, row, 1, 3);
-      if (beta == 0.0f)
-        for (std::int64_t i = 0; i < m; ++i)
-          for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+      fill_nan_if_beta_zero(c, m, n, beta);
       const Strided before = c;
       ASSERT_EQ(MMLA_STATUS_SUCCESS,
                 mmla_gemm_packed(row ? MMLA_ROW_MAJOR : MMLA_COL_MAJOR, ta ? MMLA_TRANS : MMLA_NO_TRANS, m, n,

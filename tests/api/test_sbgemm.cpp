@@ -62,9 +62,7 @@ TEST_P(SbgemmCombos, MatchesReference) {
     const std::int64_t lda = row ? a.values.rs : a.values.cs, ldb = row ? b.values.rs : b.values.cs;
     for (float beta : {0.0f, 0.5f}) {
       Strided c = make_matrix(m, n, row, 3, 3);
-      if (beta == 0.0f)
-        for (std::int64_t i = 0; i < m; ++i)
-          for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+      fill_nan_if_beta_zero(c, m, n, beta);
       const Strided before = c;
       const std::int64_t ldc = row ? c.rs : c.cs;
       if (use_cblas) {
@@ -126,9 +124,7 @@ TEST(Sbgemm, FewRowsAgainstATransposedB) {
       const Bf16Matrix a = make_bf16(m, k, true, 1, 7), w = make_bf16(n, k, true, 0, 8);
       for (float beta : {0.0f, 1.0f}) {
         Strided c = make_matrix(m, n, true, 2, 9);
-        if (beta == 0.0f)
-          for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+        fill_nan_if_beta_zero(c, m, n, beta);
         const Strided before = c;
         ASSERT_EQ(MMLA_STATUS_SUCCESS,
                   mmla_sbgemm(MMLA_ROW_MAJOR, MMLA_NO_TRANS, MMLA_TRANS, m, n, k, -0.75f, a.bits.data(),

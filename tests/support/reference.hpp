@@ -41,6 +41,14 @@ inline Strided make_matrix(std::int64_t rows, std::int64_t cols, bool row_major,
   return m;
 }
 
+// With beta == 0 the top-left m x n of C becomes NaN: beta = 0 means C is not read, and a read
+// would then show in the result.
+inline void fill_nan_if_beta_zero(Strided& c, std::int64_t m, std::int64_t n, float beta) {
+  if (beta != 0.0f) return;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+}
+
 // Expected C and, per element, the scale its rounding error is bounded by:
 // |alpha| * sum_p |a_ip b_pj| + |beta c_ij|.
 struct Reference {

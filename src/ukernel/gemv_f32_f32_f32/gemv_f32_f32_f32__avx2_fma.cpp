@@ -6,20 +6,10 @@
 #define MMLA_GEMV_LANES 8
 #define MMLA_GEMV_REGS 16
 #include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
-#include "ukernel/ukernel.hpp"
 
 namespace mmla::ukernel {
 
-extern const GemvKernel gemv_f32_f32_f32__avx2_fma{"gemv_f32_f32_f32__avx2_fma",
-                                                   Family::gemv_f32_f32_f32,
-                                                   cpu::Isa::avx2,
-                                                   gemv_axpy_f32,
-                                                   gemv_dot_f32,
-                                                   gemv_axpy_panels4,
-                                                   gemv_axpy_bf16,
-                                                   gemv_dot_bf16,
-                                                   gemv_axpy_bf16c2,
-                                                   gemv_dots_f32,
-                                                   gemv_dots_bf16};
+extern const GemvKernel gemv_f32_f32_f32__avx2_fma =
+    gemv_kernel("gemv_f32_f32_f32__avx2_fma", cpu::Isa::avx2);
 
 }  // namespace mmla::ukernel

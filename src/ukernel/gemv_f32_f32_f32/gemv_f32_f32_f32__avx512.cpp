@@ -6,20 +6,9 @@
 #define MMLA_GEMV_LANES 16
 #define MMLA_GEMV_REGS 32
 #include "ukernel/gemv_f32_f32_f32/gemv_f32_f32_f32.inc"
-#include "ukernel/ukernel.hpp"
 
 namespace mmla::ukernel {
 
-extern const GemvKernel gemv_f32_f32_f32__avx512{"gemv_f32_f32_f32__avx512",
-                                                 Family::gemv_f32_f32_f32,
-                                                 cpu::Isa::avx512,
-                                                 gemv_axpy_f32,
-                                                 gemv_dot_f32,
-                                                 gemv_axpy_panels4,
-                                                 gemv_axpy_bf16,
-                                                 gemv_dot_bf16,
-                                                 gemv_axpy_bf16c2,
-                                                 gemv_dots_f32,
-                                                 gemv_dots_bf16};
+extern const GemvKernel gemv_f32_f32_f32__avx512 = gemv_kernel("gemv_f32_f32_f32__avx512", cpu::Isa::avx512);
 
 }  // namespace mmla::ukernel
