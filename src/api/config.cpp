@@ -73,6 +73,9 @@ std::string make_report() {
       o << " (more than MC rows: blocks of " << s.blocking.a_block_bytes / 1024
         << " KiB of A at the call's depth)";
     o << "; one MC block: KC=" << s.blocking.kc_one_pass << " NC=" << s.blocking.nc_one_pass;
+    if (s.blocking.kc_one_pass_b_columns != 0)
+      o << " (a B with contiguous columns: KC=" << s.blocking.kc_one_pass_b_columns
+        << " NC=" << s.blocking.nc_one_pass_b_columns << ")";
     if (s.blocking.kc_in_place != 0) {
       o << (s.blocking.kc_in_place_cached_b ? " (B read in place: KC=" : " (B from memory read in place: KC=")
         << s.blocking.kc_in_place;

@@ -26,6 +26,12 @@ std::size_t round_down(std::size_t v, std::size_t to) { return std::max(to, v / 
 //   it should sit in L1: KC from two thirds of L1 (the BLIS rule). The AVX512_BF16 kernels get
 //   twice that depth: a VDPBF16PS does twice the multiply-adds of an fp32 FMA, so a call of the
 //   same depth is half as long and its fixed cost weighs twice as much.
+//   A B whose columns are contiguous (x W^T) is transposed by the packer, which is the cost there:
+//   it reads each column in pieces of one K block and writes a block that should stay in L2 until
+//   the kernel reads it. So K blocks of 1024 depths (4 KiB of each fp32 column) and blocks of B in
+//   three quarters of the L2 (Golden Cove: 384 columns) instead of the L1-sized KC: fp32 x W^T,
+//   1 thread, 128x3072x768 110-118 -> 139 GFLOPS, 128x4096x4096 99-105 -> 118, 128x768x768
+//   132-137 -> 137-143 (docs/blocking.md).
 //   The AMX kernel consumes B too fast for it to come from L3: at M = 32 and ~500 GFLOPS it reads
 //   B at 16 GB/s, about what the Golden Cove VM's L3 delivers (27 GB/s measured), so its one-pass
 //   block of B is sized to half the L2 (packed, then read once per MR panel from L2), not the L3
@@ -73,6 +79,12 @@ Blocking blocking_for(const ukernel::GemmKernel& k, const cpu::CpuInfo& cpu) {
   b.kc_one_pass =
       round_down(std::clamp<std::size_t>(caches.l1d * depth_scale * 2 / 3 / (nr * elem), 64, b.kc), kr_round);
   b.nc_one_pass = nc_for(b.kc_one_pass);
+  if (k.kr == 1) {
+    // A transposed B (fp32 tiles): K blocks of up to 1024 depths (4 KiB of each column of B), the
+    // packed block in three quarters of L2.
+    b.kc_one_pass_b_columns = round_down(std::min<std::size_t>(1024, b.kc), kr_round);
+    b.nc_one_pass_b_columns = round_down(caches.l2 * 3 / 4 / (b.kc_one_pass_b_columns * elem), nr);
+  }
   if (k.isa == cpu::Isa::amx) {
     b.nc_one_pass = round_down(std::clamp<std::size_t>(caches.l2 / 2 / (b.kc_one_pass * elem), nr, 8192), nr);
     // Two slices: half a micro-panel of B in half the L1, a micro-panel's column of C (mc x NR

@@ -223,7 +223,9 @@ Blocking call_blocking(const ukernel::GemmKernel& kernel, const Blocking& blocki
   } else if (p.m <= blocking.mc && blocking.kc_one_pass != 0 && !b_in_place) {
     // B read in place keeps the deep KC: its micro-panels are not copied, so only C traffic (one
     // pass per KC block) depends on KC, and deep wins (docs/blocking.md).
-    blocking.kc = blocking.kc_one_pass, blocking.nc = blocking.nc_one_pass;
+    const bool b_columns = p.b_rs == 1 && p.b_cs != 1 && blocking.kc_one_pass_b_columns != 0;
+    blocking.kc = b_columns ? blocking.kc_one_pass_b_columns : blocking.kc_one_pass;
+    blocking.nc = b_columns ? blocking.nc_one_pass_b_columns : blocking.nc_one_pass;
   }
   if (p.b_layout == nullptr) blocking.kc = balanced_depth(p.k, blocking.kc, depth_round(kernel));
   const std::size_t mr = static_cast<std::size_t>(kernel.mr);

@@ -17,6 +17,10 @@ struct Blocking {
   // KC and NC when all of M fits one MC block (each packed B block is then used by few rows of A,
   // once): there the B micro-panel's L1 residency matters more than C traffic. 0: same as kc/nc.
   std::size_t kc_one_pass = 0, nc_one_pass = 0;
+  // The same for a B whose columns are contiguous (x W^T), which the packer transposes: deep K
+  // blocks, so that it reads long pieces of each column, and narrow enough that the packed block
+  // stays in L2 (docs/blocking.md, "A transposed B in one pass"). 0: kc_one_pass and nc_one_pass.
+  std::size_t kc_one_pass_b_columns = 0, nc_one_pass_b_columns = 0;
   // Whether B with contiguous rows is read in place instead of packed: kAuto lets the driver
   // decide from the shape; tests force both paths.
   enum class BInPlace { kAuto, kNever, kWhenPossible } b_in_place = BInPlace::kAuto;

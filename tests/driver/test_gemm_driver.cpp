@@ -409,6 +409,34 @@ TEST_P(Driver, AReadInPlace) {
     run_case(kn, def, Case{m, 2 * nr + 5, 64, true, true, 1.0f, 0.0f, true, false, {}, 0, bf16});
 }
 
+// Blocking::kc_one_pass_b_columns / nc_one_pass_b_columns: a B with contiguous columns packed in one
+// pass over M takes them (KR = 1 kernels; the others have none), a row-major B does not; and a
+// problem crossing those blocks (two K blocks, three column blocks) against the reference.
+TEST_P(Driver, TransposedBInOnePass) {
+  const GemmKernel& kn = *GetParam();
+  const driver::Blocking def = driver::blocking_for(kn, cpu::info());
+  if (kn.kr != 1) {
+    EXPECT_EQ(def.kc_one_pass_b_columns, 0u) << kn.name;
+    return;
+  }
+  ASSERT_NE(def.kc_one_pass_b_columns, 0u) << kn.name;
+  const auto mr = static_cast<std::size_t>(kn.mr);
+  driver::GemmProblem p;
+  p.m = 2 * mr, p.n = 2 * def.nc_one_pass_b_columns + 5, p.k = def.kc_one_pass_b_columns + 40;
+  p.a_rs = static_cast<std::ptrdiff_t>(p.k), p.a_cs = 1, p.b_rs = 1,
+  p.b_cs = static_cast<std::ptrdiff_t>(p.k);
+  p.c_rs = static_cast<std::ptrdiff_t>(p.n);
+  const driver::Blocking b = driver::call_blocking(kn, def, p);
+  EXPECT_EQ(b.kc, driver::balanced_depth(p.k, def.kc_one_pass_b_columns, driver::depth_round(kn))) << kn.name;
+  EXPECT_EQ(b.nc, def.nc_one_pass_b_columns) << kn.name;
+  driver::GemmProblem q = p;
+  q.b_rs = static_cast<std::ptrdiff_t>(p.n), q.b_cs = 1;
+  EXPECT_NE(driver::call_blocking(kn, def, q).nc, def.nc_one_pass_b_columns) << kn.name;
+  run_case(kn, def,
+           Case{static_cast<std::int64_t>(p.m) + 3, static_cast<std::int64_t>(p.n),
+                static_cast<std::int64_t>(p.k), true, false, 0.75f, 0.5f});
+}
+
 // Blocking::kc_slice: K blocks deeper than kc_slice and at most twice that, with packed A and B and
 // enough rows, run in two slices, the block of A capped at mc_sliced rows; the rest as before.
 TEST_P(Driver, KBlocksInTwoSlices) {
