@@ -11,17 +11,6 @@
 #include "ukernel/ukernel.hpp"
 
 namespace mmla::ukernel {
-namespace {
-void pack_b_f32(const void* src, std::ptrdiff_t s_mn, std::ptrdiff_t s_k, std::size_t mn, std::size_t k,
-                void* dst) {
-  if (s_k == 1 && s_mn != 1) {
-    pack_b_columns(static_cast<const float*>(src), s_mn, mn, k, static_cast<float*>(dst));
-  } else {
-    pack_f32_r32(src, s_mn, s_k, mn, k, dst);
-  }
-}
-}  // namespace
-
 extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x32__avx512",
                                                          Family::gemm_f32_f32p_f32p,
                                                          cpu::Isa::avx512,
@@ -30,7 +19,7 @@ extern const GemmKernel gemm_f32_f32p_f32p_12x32__avx512{"gemm_f32_f32p_f32p_12x
                                                          1,
                                                          sizeof(float),
                                                          {pack_f32_r12, pack_bf16_f32_r12},
-                                                         {pack_b_f32, pack_bf16_f32_r32},
+                                                         {pack_b_f32<pack_f32_r32>, pack_bf16_f32_r32},
                                                          run,
                                                          nullptr,
                                                          nullptr,
